@@ -373,6 +373,138 @@ def _cases() -> list[Case]:
         *_cases8(rand, nan),
         *_cases9(rand, nan),
         *_cases10(rand, nan),
+        *_cases11(rand, nan),
+    ]
+
+
+def _cases11(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
+    """The irregular forms of tests/programs/irregular_forms3.co whose accesses auto compiles to whole lines
+    (tests/test_irregular_forms3.py), and the two of irregular_forms2.co that now do (stepped windows, a
+    depthwise convolution over a staged halo), with the torch ops of the same work; ``m x n`` as the
+    tensor each reads."""
+    import torch
+
+    forms3 = "tests/programs/irregular_forms3.co"
+    forms2 = "tests/programs/irregular_forms2.co"
+
+    def ints(hi: int, *shape: int) -> Any:
+        return torch.randint(0, hi, shape, device="cuda", dtype=torch.int32)
+
+    def blocks(m: int, n: int) -> Any:  # a quarter of the 32 x 32 blocks
+        picked = torch.randperm((m // 32) * (n // 32), device="cuda")[: (m // 32) * (n // 32) // 4]
+        return torch.stack([picked // (n // 32), picked % (n // 32)], 1).int()
+
+    def block_copy(blk: Any, x: Any) -> Any:
+        out = torch.zeros_like(x)
+        v = out.view(x.shape[0] // 32, 32, x.shape[1] // 32, 32)
+        xs = x.view(x.shape[0] // 32, 32, x.shape[1] // 32, 32)
+        r, c = blk[:, 0].long(), blk[:, 1].long()
+        v[r, :, c] = xs[r, :, c] * 2
+        return out
+
+    def masked_make(m: int, n: int) -> tuple[list[Any], list[Any]]:
+        mask = torch.randint(0, 2, (m,), device="cuda", dtype=torch.uint8)
+        pre = (mask.int().cumsum(0) - mask.int()).int()
+        return [mask, pre, rand(m, n), rand(m, n)], [nan(m, n)]
+
+    def masked_op(mask: Any, pre: Any, src: Any, x: Any) -> Any:
+        return x.masked_scatter((mask != 0)[:, None].expand_as(x), src)
+
+    def dwconv(x: Any, w: Any) -> Any:  # x [C, N], w [C, 5]: zero-padded depthwise convolution
+        return torch.nn.functional.conv1d(x[None], w[:, None, :], padding=2, groups=x.shape[0])[0]
+
+    return [
+        Case(
+            "gather along the first axis f32 (thread per element, torch.gather dim 0)",
+            forms3,
+            "gather_first",
+            lambda m, n: ([rand(m, n), ints(m, m, n)], [nan(m, n)]),
+            lambda x, i: [torch.gather(x.double(), 0, i.long())],
+            lambda x, i: torch.gather(x, 0, i.long()),
+            0.0,
+        ),
+        Case(
+            "columns selected into rows f32 (x.index_select(1, cols).T)",
+            forms3,
+            "select_cols_t",
+            lambda m, n: ([ints(n, n // 4), rand(m, n)], [nan(n // 4, m)]),
+            lambda c, x: [x.double().index_select(1, c.long()).T],
+            lambda c, x: x.index_select(1, c.long()).T.contiguous(),
+            0.0,
+        ),
+        Case(
+            "transpose f16 (a [64, 64] shared tile written by threads)",
+            forms3,
+            "transpose_smem_f16",
+            lambda m, n: ([rand(m, n, dtype=torch.float16)], [nan(n, m, dtype=torch.float16)]),
+            lambda x: [x.double().T],
+            lambda x: x.t().contiguous(),
+            0.0,
+        ),
+        Case(
+            "permute [B, N, D] -> [B, D, N] f32 (thread per element)",
+            forms3,
+            "permute_bdn",
+            lambda m, n: ([rand(8, m // 8, n)], [nan(8, n, m // 8)]),
+            lambda x: [x.double().permute(0, 2, 1)],
+            lambda x: x.permute(0, 2, 1).contiguous(),
+            0.0,
+        ),
+        Case(
+            "NCHW -> NHWC f32 (thread per element)",
+            forms3,
+            "nchw_to_nhwc",
+            lambda m, n: ([rand(16, m // 16, 32, n // 32)], [nan(16, 32, n // 32, m // 16)]),
+            lambda x: [x.double().permute(0, 2, 3, 1)],
+            lambda x: x.permute(0, 2, 3, 1).contiguous(),
+            0.0,
+        ),
+        Case(
+            "flip of the rows f16 (thread per element)",
+            forms3,
+            "flip_rows",
+            lambda m, n: ([rand(m, n, dtype=torch.float16)], [nan(m, n, dtype=torch.float16)]),
+            lambda x: [x.double().flip(0)],
+            lambda x: x.flip(0),
+            0.0,
+        ),
+        Case(
+            "block-sparse copy f32 (a quarter of the 32 x 32 blocks, listed)",
+            forms3,
+            "block_sparse_copy",
+            lambda m, n: ([blocks(m, n), rand(m, n)], [torch.zeros(m, n, device="cuda")]),
+            lambda b, x: [block_copy(b, x.double())],
+            lambda b, x: block_copy(b, x),
+            0.0,
+            zero_outputs=True,
+        ),
+        Case(
+            "masked scatter of rows f32 (a prefix count, Tensor.masked_scatter)",
+            forms3,
+            "masked_scatter_rows",
+            masked_make,
+            lambda k, p, s, x: [masked_op(k, p, s.double(), x.double())],
+            masked_op,
+            0.0,
+        ),
+        Case(
+            "stepped windows f32 (windows of 32 every 16, staged by a .zfill copy)",
+            forms2,
+            "windows_step",
+            lambda m, n: ([rand(m * n)], [nan((m * n - 32) // 16 + 1, 32)]),
+            lambda x: [x.double().unfold(0, 32, 16) * 0.5],
+            lambda x: x.unfold(0, 32, 16) * 0.5,
+            0.0,
+        ),
+        Case(
+            "depthwise convolution f32 (5 taps over a staged halo)",
+            forms2,
+            "dwconv_halo",
+            lambda m, n: ([rand(m, n), rand(m, 5)], [nan(m, n)]),
+            lambda x, w: [dwconv(x.double(), w.double())],
+            dwconv,
+            1e-4,
+        ),
     ]
 
 

@@ -323,3 +323,53 @@ def test_rows_widen_where_the_row_index_is_only_an_index() -> None:
     assert count.grid == _kernel(ROWS, "block_count", "source").grid
     guard = _kernel(ROWS, "row_guard")  # a condition on the row joins the masks: it holds per row
     assert [E.fold(g) for g in guard.grid] == [E.CDiv(E.Var("M"), E.Const(64))]
+
+
+# a window staged at ``p * 24 + idx`` (the copy's lane) and stored at ``out.at(p, k)`` (the thread's): two
+# lanes of one extent along one axis, each on its own, are one coordinate, so windows widen as rows; a lane
+# read alone that also pairs with its block (``y.at(p # k)``) would be renamed to its widened value: refused
+WINDOWS = """
+__co__ void windows(global f32 [N] x, global f32 [P, 64] out) {
+  parallel p by P : block {
+    w = dma.copy.zfill x.subspan(64).step(24).at(p) => shared;
+    parallel k by 64 : thread
+      out.at(p, k) = w.data.at(k) * 0.5f;
+  }
+}
+
+__co__ void windows_paired(global f32 [N] x, global f32 [P, 64] out, global f32 [N] y) {
+  parallel p by P : block {
+    w = dma.copy.zfill x.subspan(64).step(24).at(p) => shared;
+    parallel k by 64 : thread {
+      out.at(p, k) = w.data.at(k) * 0.5f;
+      if ((p # k) < N)
+        y.at(p # k) = x.at(p # k);
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_windows_of_lone_lanes_widen_as_rows(tmp_path: Path, schedule: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CROQ2TRITON_NUM_SMS", "1")  # the widened kernel runs at these sizes
+    mod = _load(tmp_path, "windows", WINDOWS, schedule)
+    p, n = 37, 901  # the last windows reach past the signal (zero there)
+    x = torch.randn(n, device=DEVICE, dtype=torch.float64).float()
+    out = poisoned(p, 64)
+    mod.windows(x, out)  # type: ignore[attr-defined]
+    xp = torch.nn.functional.pad(x.double(), (0, 24 * p + 64 - n))
+    torch.testing.assert_close(out.double(), xp.unfold(0, 64, 24)[:p] * 0.5, rtol=0, atol=0)
+    out, y = poisoned(p, 64), poisoned(n)
+    mod.windows_paired(x, out, y)  # type: ignore[attr-defined]
+    torch.testing.assert_close(out.double(), xp.unfold(0, 64, 24)[:p] * 0.5, rtol=0, atol=0)
+    torch.testing.assert_close(y, x, rtol=0, atol=0)
+
+
+def test_windows_of_lone_lanes_widen_unless_one_pairs() -> None:
+    kernel = _kernel(WINDOWS, "windows")
+    assert "(widened)" in kernel.doc and len(kernel.grid) == 1
+    assert isinstance(E.fold(kernel.grid[0]), E.CDiv)
+    paired = _kernel(WINDOWS, "windows_paired", "source")
+    with pytest.raises(NotWidened, match="read alone as one coordinate"):
+        widen(_as_lifted(paired), TileSchedule((2,), 4))

@@ -29,6 +29,14 @@ What it proves on the IR (else the load stays):
   ``n_d`` that the load's own tile runs along (a lane): then its element is the tile's at
   ``(u_0, ..)``, taken exactly (a sum of one element and zeros).
 
+A load at a lane shifted by a counter (``s.data.at(0, n + k)``: a depthwise convolution's taps over a
+halo window) is no element of a tile in registers; where the staged tile is the load of a tensor the
+kernel never writes, nothing wrote memory between that load and this one, and the position read lies
+in the tile and was stored (the lanes' and counters' bounds, or the load's mask), it is that tensor's
+load at the element the position came from: the tile's index and mask with its lanes put as the
+position (:meth:`_Forward.reload`; the staging load is dropped once nothing reads it).  A store whose
+mask bounds a lane (``cols < 34`` of a tile of 64) stores only those positions along its axis.
+
 Where no load of the area is left, its stores and its scratch argument are gone, and the block
 barriers are derived again from the accesses that remain (lift/hazards.py).
 """
@@ -56,6 +64,7 @@ class Staged:
     base: E.Expr
     axes: tuple[tuple[E.Expr, int, int], ...]  # (the arange's value, stride, extent) per axis of the tile
     mask: E.Expr | None = None  # the store's mask, its lets put in (but the lanes'): the elements written
+    source: N.Load | None = None  # the load of a tensor the stored value is, where nothing wrote memory since
 
 
 def forward_scratch(kernel: N.Kernel) -> N.Kernel:
@@ -65,7 +74,7 @@ def forward_scratch(kernel: N.Kernel) -> N.Kernel:
     if not scratch:
         return kernel
     lets = {s.var.name: s.value for s in N.walk(kernel.body) if isinstance(s, N.Let)}
-    walker = _Forward(scratch, lets)
+    walker = _Forward(scratch, lets, kernel)
     body = walker.block(kernel.body, {}, {})
     if not walker.forwarded:
         return kernel
@@ -73,6 +82,9 @@ def forward_scratch(kernel: N.Kernel) -> N.Kernel:
     dead = scratch - loaded
     body = N.without(body, lambda s: isinstance(s, N.Store) and s.base in dead)
     body = N.without(body, lambda s: isinstance(s, N.Barrier))
+    if walker.reloaded:  # the staged loads of tensors nothing reads any more (their taps read the tensor)
+        read = {v.name for x in N.walk(body) for e in N.exprs_of(x) for v in E.free_vars(e)}
+        body = N.without(body, lambda s: isinstance(s, N.Load) and s.var.name in walker.reloaded - read)
     args = [a for a in kernel.args if a.name not in dead]
     doc = kernel.doc + " Tiles it stages through scratch memory are read in registers (schedule/forward.py)."
     out = dataclasses.replace(kernel, body=N.without_dead_lets(body), args=args, doc=doc)
@@ -81,12 +93,22 @@ def forward_scratch(kernel: N.Kernel) -> N.Kernel:
 
 
 class _Forward:
-    def __init__(self, scratch: set[str], lets: dict[str, E.Expr]) -> None:
+    def __init__(self, scratch: set[str], lets: dict[str, E.Expr], kernel: N.Kernel | None = None) -> None:
         self.scratch = scratch
         self.lets = lets
         self.values = {n: v for n, v in lets.items() if not E.is_lane(v)}  # what resolve puts in
         self.forwarded = 0
         self.lifted: dict[str, tuple[E.Expr, E.Expr]] = {}  # lift_lanes's names
+        body = kernel.body if kernel is not None else []
+        self.vars = {s.var.name: s.var for s in N.walk(body) if isinstance(s, (N.Let, N.For))}
+        self.assigned = {s.var.name for s in N.walk(body) if isinstance(s, N.Assign)}
+        self.pointers = {a.name: a for a in kernel.args if isinstance(a, N.Pointer)} if kernel is not None else {}
+        written = {b for b in _written(body)} - scratch
+        self.written_tensors = {self.pointers[b].tensor for b in written if b in self.pointers}
+        self.taken = {v.name for x in N.walk(body) for v in N.defines(x)}
+        self.taken |= {a.name for a in kernel.args} if kernel is not None else set()
+        self.sources: dict[str, N.Load] = {}  # loads of tensors since the last write to memory
+        self.reloaded: set[str] = set()  # staged loads whose taps read their tensor again
 
     def block(
         self, body: list[N.Stmt], staged: dict[str, Staged], ranges: dict[str, tuple[E.Expr, E.Expr]]
@@ -103,6 +125,17 @@ class _Forward:
                     continue
                 except NotForwarded:
                     pass
+                try:
+                    out.extend(self.reload(s, staged[s.base], ranges))
+                    self.forwarded += 1
+                    continue
+                except NotForwarded:
+                    pass
+            if isinstance(s, N.Load) and s.base in self.pointers:
+                self.sources[s.var.name] = s
+            if _writes_memory(s, self.scratch):  # a tensor's staged value may no longer be what it holds
+                self.sources.clear()
+                staged = {k: dataclasses.replace(v, source=None) for k, v in staged.items()}
             if isinstance(s, N.For):
                 written, bound = _written(s.body) & self.scratch, _rebound(s)
                 inner = {k: v for k, v in staged.items() if k not in written and not (_uses(v) & bound)}
@@ -125,7 +158,8 @@ class _Forward:
                 staged.pop(s.base, None)
                 got = self.staging(s)
                 if got is not None:
-                    staged[s.base] = got
+                    source = self.sources.get(s.value.name) if isinstance(s.value, E.Var) else None
+                    staged[s.base] = dataclasses.replace(got, source=source)
             elif isinstance(s, (N.Atomic, N.TmaStore)):
                 base = s.base if isinstance(s, N.Atomic) else s.fallback.base
                 staged.pop(base, None)
@@ -184,6 +218,15 @@ class _Forward:
             axes[d] = (placed, stride, int(shape[d]))  # type: ignore[arg-type]
         if any(a is None for a in axes):
             return None
+        mask = self.resolve(self.lets[s.mask.name]) if s.mask is not None else None
+        # the elements stored along each axis: its extent, or fewer where the mask bounds its lane (a
+        # halo window of 34 columns in a tile of 64, ``cols < 34``: reads are proven within it)
+        stored = {id(a): a[2] for a in axes if a is not None}
+        for term in E.conjuncts(mask) if mask is not None else []:
+            if isinstance(term, E.Bin) and term.op == "<" and isinstance(term.rhs, E.Const):
+                for a in axes:
+                    if a is not None and isinstance(a[0], E.Var) and E.same(term.lhs, a[0]):
+                        stored[id(a)] = max(1, min(stored[id(a)], int(term.rhs.value)))
         # the axes of more than one element, by stride: the least has stride 1, each other one at least the
         # span of those before it (the positions distinct), in any order of the tile's axes (a thread's
         # copies of a local buffer are stored lanes fastest: lift/lanecopies.py)
@@ -191,8 +234,7 @@ class _Forward:
         for i, a in enumerate(sorted((a for a in axes if a is not None and a[2] > 1), key=lambda a: a[1])):
             if a[1] < least or (i == 0 and a[1] != 1):
                 return None
-            least = a[1] * a[2]
-        mask = self.resolve(self.lets[s.mask.name]) if s.mask is not None else None
+            least = a[1] * stored[id(a)]
         return Staged(s.value, terms[1], tuple(a for a in axes if a is not None), mask)
 
     def element(self, s: N.Load, staged: Staged, ranges: dict[str, tuple[E.Expr, E.Expr]]) -> E.Expr:
@@ -279,6 +321,101 @@ class _Forward:
         if s.mask is not None and s.other is not None:  # what the load gives where its mask is off
             value = E.Where(s.mask, value, E.Full(s.var.shape, s.other, s.var.type))
         return value
+
+    def reload(self, s: N.Load, staged: Staged, ranges: dict[str, tuple[E.Expr, E.Expr]]) -> list[N.Stmt]:
+        """The load of a staged tile's element that :meth:`element` cannot take from registers (a lane
+        shifted by a counter, ``s.data.at(0, n + k)``: a depthwise convolution's taps), as a load of the
+        tensor the tile was copied from, at the element the tile's position came from: where the tile
+        is that tensor's load (its index and mask over the tile's lanes), nothing wrote memory since and
+        the kernel never writes that tensor, every position read lies within the tile and was stored
+        (the store's mask holds there, by the bounds of the lanes and counters or by the load's mask).
+        The statements replacing the load; NotForwarded where the proof fails."""
+        src = staged.source
+        if src is None or self.pointers[src.base].tensor in self.written_tensors:
+            raise NotForwarded("a staged tile that is not a load of a tensor the kernel only reads")
+        if len(s.index) != 1 or (s.mask is not None and s.mask.name not in self.lets):
+            raise NotForwarded("a load under a mask of unknown value")
+        if src.mask is not None and src.mask.name not in self.lets:
+            raise NotForwarded("a tensor's load under a mask of unknown value")
+        index = _without_zero_tiles(self.resolve(s.index[0]))
+        names = [v.name for v in E.free_vars(index) if self.lane(v) is not None or v.name in ranges]
+        terms = E.linear(index, names)
+        if terms is None or not E.same(terms[1], staged.base):
+            raise NotForwarded("a load at another base")
+        strides = {a[1]: d for d, a in enumerate(staged.axes) if a[2] > 1}
+        at: dict[int, E.Expr] = {}
+        for name, coef in terms[0].items():
+            d = strides.get(coef)
+            if d is None:
+                raise NotForwarded("a position that is not one element of the tile")
+            v = self.bounded(name, ranges)
+            at[d] = E.Bin("+", at[d], v) if d in at else v
+        env: dict[str, E.Expr] = {}
+        for d, (lane, _, n) in enumerate(staged.axes):
+            u = at.get(d, E.Const(0))
+            lo, hi = E.bounds(E.fold(u))
+            if lo is None or hi is None or lo < 0 or hi >= n:
+                raise NotForwarded("a position that may leave the tile")
+            if not isinstance(lane, E.Var):
+                raise NotForwarded("a tile stored along lanes placed onto its axes")
+            env[lane.name] = u
+        reads = E.conjuncts(E.fold(self.resolve(self.lets[s.mask.name]))) if s.mask is not None else []
+        if staged.mask is not None:  # every position read was stored
+            for term in E.conjuncts(E.fold(E.substitute(staged.mask, env))):
+                if not (isinstance(term, E.Const) and term.value) and not any(_same_test(term, t) for t in reads):
+                    raise NotForwarded("a load that may read an element the masked store did not write")
+        parts = [self.resolve(i) for i in src.index]
+        if src.mask is not None:
+            parts.append(self.resolve(self.lets[src.mask.name]))
+        free = {v.name for e in parts for v in E.free_vars(e)}
+        lanes = {n for n in free if self.lane(E.Var(n)) is not None}
+        if lanes - env.keys() or free & self.assigned:
+            raise NotForwarded("a tensor's load along other lanes, or at a re-bound name")
+        index_at = tuple(E.fold(E.substitute(e, env)) for e in parts[: len(src.index)])
+        terms_at = E.conjuncts(E.fold(E.substitute(parts[-1], env))) if src.mask is not None else []
+        mask_terms = [t for t in [*terms_at, *reads] if not (isinstance(t, E.Const) and t.value)]
+        other = src.other if src.mask is not None else s.other
+        if s.mask is not None and src.mask is not None and s.other is not None and s.other != src.other:
+            raise NotForwarded("a load whose fill is not the tensor's")
+        mask = E.fold(E.conj(mask_terms)) if mask_terms else None
+        shape = E.broadcast(*(i.shape for i in index_at), *([mask.shape] if mask is not None else []))
+        if shape != s.var.shape or src.var.type != s.var.type:
+            raise NotForwarded("an element of another shape or type")
+        out: list[N.Stmt] = []
+        mask_var = None
+        if mask is not None:
+            mask_var = E.Var(self.fresh(f"{s.var.name}_mask"), "i1", dims=mask.shape)
+            out.append(N.Let(mask_var, mask, line=s.line))
+        out.append(
+            N.Load(
+                s.var,
+                src.base,
+                index_at,
+                mask_var,
+                other if mask_var is not None else None,
+                src.nan_outside and mask_var is not None,
+                line=s.line,
+            )
+        )
+        self.reloaded.add(src.var.name)
+        return out
+
+    def fresh(self, name: str) -> str:
+        base, k = name, 2
+        while name in self.taken:
+            name, k = f"{base}_{k}", k + 1
+        self.taken.add(name)
+        return name
+
+    def bounded(self, name: str, ranges: dict[str, tuple[E.Expr, E.Expr]]) -> E.Expr:
+        """A lane or loop counter of a load's index as a variable with its bounds."""
+        lane = self.lane(E.Var(name))
+        if lane is not None:
+            lo, hi = E.bounds(lane)
+            return E.Var(name, "i32", lo=lo, hi=hi, dims=lane.shape)
+        start, stop = ranges[name]
+        (lo, _), (_, hi) = E.bounds(start), E.bounds(stop)
+        return E.Var(name, "i32", lo=lo, hi=hi - 1 if hi is not None else None)
 
     def written(
         self,
@@ -388,6 +525,11 @@ def _rebound(s: N.Stmt) -> set[str]:
     if isinstance(s, N.For):
         out.add(s.var.name)
     return out
+
+
+def _writes_memory(s: N.Stmt, scratch: set[str]) -> bool:
+    """Whether a statement (or one nested in it) writes a tensor (not a scratch area)."""
+    return bool(_written([s]) - scratch)
 
 
 def _written(body: list[N.Stmt]) -> set[str]:

@@ -17,7 +17,10 @@ What it proves on the IR before rewriting (else :class:`NotWidened`, and the ker
   coordinate of its own, which no widening changes);
 * every tile axis means one coordinate: each axis of every value is labelled by the program id
   whose coordinate runs along it, and element-wise operations only meet equal labels (a block-local
-  transpose added to its untransposed self is refused: it pairs different coordinates);
+  transpose added to its untransposed self is refused: it pairs different coordinates); a lane on
+  its own is labelled by its extent and axis, so two lanes ``tl.arange(0, 32)`` along one axis agree
+  (a window staged at ``p * 16 + idx`` stored at ``out.at(p, k)``) unless one of them also pairs with
+  a program id (renamed then to its widened value);
 * the last program's extra blocks (``b >= G`` where the grid is ``G``) write nothing and read
   nothing: ``F`` divides a constant ``G``, or every access along ``b`` is masked by
   ``coordinate < X`` where ``X <= G * T`` (``G = cdiv(X, T')`` with ``T' <= T``), the coordinate
@@ -139,6 +142,7 @@ class Analysis:
         self.box_tiles: dict[str, set[int]] = {}  # program id -> the box extents it steps
         self.tma_stores: list[tuple[str, tuple[E.Expr, ...]]] = []  # (descriptor, coordinates)
         self.row_blockers: list[str] = []  # why no program id may become a new axis
+        self.lane_classes: dict[str, set[str]] = {}  # a lone lane's label -> the lanes read alone under it
 
     def run(self) -> Facts:
         for s in N.walk(self.kernel.body):
@@ -163,6 +167,11 @@ class Analysis:
             if len(extents | {self.facts.tile.get(pid, min(extents))}) != 1:
                 raise NotWidened(f"program id '{pid}' steps boxes and lanes of different extents")
             self.facts.tile[pid] = min(extents)
+        for label, names in self.lane_classes.items():
+            if len(names) > 1 and names & self.facts.pairs.keys():
+                raise NotWidened(
+                    f"lanes {sorted(names)} read alone as one coordinate ({label}), one also with its block"
+                )
         paired = set(self.facts.tile)
         for pid in self.lonely:
             self.facts.tile.pop(pid, None)  # seen without its lane: not widened along its lanes
@@ -294,10 +303,14 @@ class Analysis:
                 self.lonely.add(e.name)
                 return ()
             if isinstance(e, E.Var) and e.name in self.facts.lanes:
-                # a lane on its own: a coordinate of its own, which no widening changes
+                # a lane on its own: a coordinate of its own, which no widening changes; two lanes of
+                # one extent along one axis are one coordinate (``tl.arange(0, 32)`` both: a window
+                # staged at ``p * 16 + idx`` and stored at ``out.at(p, k)``), as long as neither widens
+                # (checked in run: a lane paired with a program id is renamed to its widened value)
                 ax = self.facts.lanes[e.name]
                 own: list[str | None] = [None] * ax.rank
-                own[ax.axis] = f"lane:{e.name}"
+                own[ax.axis] = f"lane:{ax.extent}@{ax.axis}/{ax.rank}"
+                self.lane_classes.setdefault(own[ax.axis], set()).add(e.name)  # type: ignore[arg-type]
                 self.lonely_lanes.add(e.name)
                 self.facts.alone.add(e.name)
                 return tuple(own)
