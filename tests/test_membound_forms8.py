@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
-from kernel_util import DEVICE, assert_folded, assert_near_max, check_forms, form_sizes, randn
+from kernel_util import DEVICE, assert_folded, assert_near_max, check_forms, form_sizes, load_once, poisoned, randn
 
 from croq2triton.api import translate_full
 
@@ -221,9 +221,11 @@ CASES: dict[str, tuple[Inputs, Outputs, Callable[..., list[torch.Tensor]], float
         lambda a, v: [torch.einsum("bik,bk->bi", _d(a), _d(v))],
         1e-5,
     ),
+    # (rows of at most 300: as written, each of the three loops sums the whole staged tile per element, and
+    # the interpreter takes a minute at 2101 columns; see NOT_YET)
     "softmax_staged_row": (
-        lambda m, n: [randn(m, n, seed=m + 29) * 2],
-        lambda m, n: [((m, n), F32)],
+        lambda m, n: [randn(m, min(n, 300), seed=m + 29) * 2],
+        lambda m, n: [((m, min(n, 300)), F32)],
         lambda x: [torch.softmax(_d(x), 1)],
         1e-5,
     ),
@@ -302,6 +304,9 @@ FOLDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # an accumulator, so the loops fold in blocks of 64 columns for 64 rows a program, barriers kept)
     "l2norm_inplace": (("j", "j_2"), ("tl.sum(",)),
     "gemv_batched": (("k",), ("tl.sum(",)),
+    # (``while (j < N) { foreach v in [4] { .. j + v .. } j += 4; }`` from j = 0: a foreach over the steps
+    # reading j as (j_step * 4), lift/whileloops.py, then one loop over the row, schedule/flatnest.py)
+    "absmax_step4": (("j_step",), ("tl.max(",)),
     # (each lane's strided columns and the warp's butterflies: one row a program, schedule/shuffles.py)
     "layernorm_warp_xor": (("j", "j_2", "j_3"), ("tl.sum(",)),
     # (``>=`` walking from the end: the last best position in the loop's order, the first in the row's)
@@ -318,13 +323,6 @@ NOT_YET: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
         "schedule/selectfold.py takes a max, or a sum of a function of the select, only where the "
         "positions are provably inside the tile, and the tile's extent F_D1 is a launch-time power of two "
         "(>= N, which it does not know); the store loop is no fold at all",
-    ),
-    "absmax_step4": (
-        ("j_step",),
-        ("tl.max(",),
-        "the while stepping j by 4 is a foreach over j_step with 'int j_at = j_step * 4' and 'if (j_at < "
-        "N)' (lift/whileloops.py): the let and the guard between the two loops keep schedule/flatnest.py "
-        "from making one loop of the nest, so each step folds 4 elements",
     ),
 }
 # loops that are not along a long axis: kept as written, correct (checked with the other forms)
@@ -352,6 +350,91 @@ def test_auto_does_not_fold_yet(kernel: str) -> None:
 @pytest.mark.parametrize("kernel", sorted(KEPT))
 def test_short_windows_stay_loops(kernel: str) -> None:
     assert re.search(rf"\bfor {KEPT[kernel]} in\b", _code("auto", f"{kernel}_k0"))
+
+
+# near misses of a while loop stepping by a block (lift/whileloops.py): windows of 4 that overlap (j by 3:
+# elements counted twice), a start of each lane's own (j = t: the guard j < N kept), a condition j <= N - 1
+WHILES = """
+__co__ void overlap3(global f32 [M, N] x, global f32 [M] y) {
+  parallel b by cdiv(M, 8) : block, t by 8 : thread {
+    int r = b # t;
+    if (r < M) {
+      mutable f32 s = 0.0f;
+      mutable int j = 0;
+      while (j < N) {
+        foreach v in [4] { if (j + v < N) s += x.at(r, j + v); }
+        j += 3;
+      }
+      y.at(r) = s;
+    }
+  }
+}
+__co__ void lane_start(global f32 [M, N] x, global f32 [M] y) {
+  parallel b by cdiv(M, 8) : block, t by 8 : thread {
+    int r = b # t;
+    if (r < M) {
+      mutable f32 s = 0.0f;
+      mutable int j = t;
+      while (j < N) {
+        foreach v in [4] { if (j + v < N) s += x.at(r, j + v); }
+        j += 4;
+      }
+      y.at(r) = s;
+    }
+  }
+}
+__co__ void up_to_last(global f32 [M, N] x, global f32 [M] y) {
+  parallel b by cdiv(M, 8) : block, t by 8 : thread {
+    int r = b # t;
+    if (r < M) {
+      mutable f32 s = 0.0f;
+      mutable int j = 0;
+      while (j <= N - 1) {
+        foreach v in [4] { if (j + v < N) s += x.at(r, j + v) * x.at(r, j + v); }
+        j += 4;
+      }
+      y.at(r) = s;
+    }
+  }
+}
+"""
+
+
+def _windows(x: torch.Tensor, start: int, step: int) -> torch.Tensor:
+    m, n = x.shape
+    out = torch.zeros(m, dtype=F64)
+    for j in range(start, n, step):
+        out += _d(x[:, j : j + 4].cpu()).sum(1)
+    return out
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+def test_while_loops_stepping_by_a_block(schedule: str, tmp_path: Path) -> None:
+    """A while from 0 by 4 over a loop of 4 is one loop along the row under auto; near misses run as
+    written and right."""
+    path = tmp_path / "whiles.co"
+    path.write_text(WHILES)
+    mod = load_once(path, schedule)
+    m, n = 11, 150
+    x = randn(m, n, seed=m + n)
+    refs = {
+        "overlap3": _windows(x, 0, 3),
+        # (each lane from its thread index t = r % 8)
+        "lane_start": torch.cat([_windows(x[r : r + 1], r % 8, 4) for r in range(m)]),
+        "up_to_last": (_d(x.cpu()) ** 2).sum(1),
+    }
+    for fn, ref in refs.items():
+        y = poisoned(m)
+        getattr(mod, fn)(x, y)
+        assert_near_max(y, ref, 1e-5, f"{fn} ({schedule})")
+    if schedule == "auto":
+        source = translate_full(WHILES, filename="whiles.co", schedule="auto").source
+        assert not re.search(r"\bfor j_step in\b", _kernel(source, "up_to_last_k0"))
+        assert re.search(r"\bfor j_step in\b", _kernel(source, "overlap3_k0"))
+
+
+def _kernel(source: str, name: str) -> str:
+    return source.split(f"def {name}(")[1].split("@triton.jit")[0].split("@_rt.launcher")[0]
 
 
 def test_every_kernel_is_checked() -> None:
