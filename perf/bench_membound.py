@@ -374,6 +374,7 @@ def _cases() -> list[Case]:
         *_cases9(rand, nan),
         *_cases10(rand, nan),
         *_cases11(rand, nan),
+        *_cases12(rand, nan),
     ]
 
 
@@ -889,6 +890,200 @@ def _cases10(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
             lambda x, f: [x.double() * f.double()[:, None, None]],
             lambda x, f: x * f[:, None, None],
             1e-6,
+        ),
+    ]
+
+
+def _cases12(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
+    """Forms of tests/programs/membound_forms8.co that fold, with the torch ops of the same work: LayerNorm's
+    backward for the input and for the weight and bias (the statistics the forward pass saved; dw, db a
+    thread per column), an RMSNorm whose weight is applied by a second loop over the output, an f16
+    LayerNorm with f64 statistics, cross entropy with ignored labels, a multi-class hinge, a softmax's
+    entropy, a softmax over the last axis of ``[8, m / 8, n]``, an online softmax read through subspan
+    chunks, max - logsumexp with the maximum kept by a ternary, fp8 scaling of f16 rows, a batched gemv
+    (``[8, m / 8, n] x [8, n]``), a warp-per-row LayerNorm by ``__shfl_xor_sync``, a row's absolute maximum
+    walked by a while loop stepping by 4, an argmax walked from the row's end."""
+    import torch
+    import torch.nn.functional as F
+
+    forms8 = "tests/programs/membound_forms8.co"
+    h = torch.float16
+
+    def stats(x: Any) -> list[Any]:
+        var, mu = torch.var_mean(x, 1, unbiased=False)
+        return [mu, torch.rsqrt(var + 1e-5)]
+
+    def ln_bwd(dy: Any, x: Any, mu: Any, rs: Any, w: Any, mask: list[bool]) -> Any:
+        shape = [x.shape[1]]
+        return torch.ops.aten.native_layer_norm_backward(dy, x, shape, mu[:, None], rs[:, None], w, w, mask)
+
+    def labels(m: int, n: int) -> Any:
+        t = torch.randint(0, n, (m,), device="cuda", dtype=torch.int32)
+        t[::3] = -1
+        return t
+
+    def entropy(x: Any) -> Any:
+        return -(torch.softmax(x, 1) * torch.log_softmax(x, 1)).sum(1)
+
+    def fp8(x: Any) -> list[Any]:
+        a = x.float().abs().amax(1, keepdim=True)
+        return [(x.float() * (torch.full_like(a, 448.0) / a)).to(torch.float8_e4m3fn), a[:, 0] / 448]
+
+    def ln(x: Any, g: Any, b: Any) -> Any:
+        return F.layer_norm(x, (x.shape[1],), g, b, 1e-5)
+
+    def rms(x: Any, w: Any) -> Any:
+        return F.rms_norm(x, (x.shape[1],), w, 1e-6)
+
+    def ln_dx_case(m: int, n: int) -> tuple[list[Any], list[Any]]:
+        x = rand(m, n)
+        return [x, rand(n), *stats(x), rand(m, n)], [nan(m, n)]
+
+    def ln_dwdb_case(m: int, n: int) -> tuple[list[Any], list[Any]]:
+        x = rand(m, n)
+        return [x, *stats(x), rand(m, n)], [nan(n), nan(n)]
+
+    def d(*xs: Any) -> list[Any]:
+        return [x.double() for x in xs]
+
+    return [
+        Case(
+            "LayerNorm backward dx f32 (thread per row, mean and rstd saved)",
+            forms8,
+            "layernorm_bwd_dx",
+            ln_dx_case,
+            lambda x, w, mu, rs, dy: [ln_bwd(*d(dy, x, mu, rs, w), [True, False, False])[0]],
+            lambda x, w, mu, rs, dy: ln_bwd(dy, x, mu, rs, w, [True, False, False])[0],
+            1e-4,
+        ),
+        Case(
+            "LayerNorm backward dw, db f32 (thread per column walking the rows)",
+            forms8,
+            "layernorm_bwd_dwdb",
+            ln_dwdb_case,
+            lambda x, mu, rs, dy: [
+                (dy.double() * (x.double() - mu.double()[:, None]) * rs.double()[:, None]).sum(0),
+                dy.double().sum(0),
+            ],
+            lambda x, mu, rs, dy: ln_bwd(dy, x, mu, rs, torch.ones(x.shape[1], device="cuda"), [False, True, True])[1:],
+            1e-4,
+        ),
+        Case(
+            "RMSNorm f32, the weight applied by a second loop over the output (thread per row)",
+            forms8,
+            "rmsnorm_weight_pass",
+            lambda m, n: ([rand(m, n), rand(n)], [nan(m, n)]),
+            lambda x, w: [rms(*d(x, w))],
+            rms,
+            1e-5,
+        ),
+        Case(
+            "LayerNorm f16, statistics in f64 (thread per row)",
+            forms8,
+            "layernorm_f16_f64",
+            lambda m, n: ([rand(m, n, dtype=h), rand(n, dtype=h), rand(n, dtype=h)], [nan(m, n, dtype=h)]),
+            lambda x, g, b: [ln(*d(x, g, b))],
+            ln,
+            1e-2,
+        ),
+        Case(
+            "cross entropy f32 with ignored labels (thread per row)",
+            forms8,
+            "xent_ignore",
+            lambda m, n: ([rand(m, n), labels(m, n)], [nan(m)]),
+            lambda x, t: [F.cross_entropy(x.double(), t.long(), ignore_index=-1, reduction="none")],
+            lambda x, t: F.cross_entropy(x, t.long(), ignore_index=-1, reduction="none"),
+            1e-4,
+        ),
+        Case(
+            "multi-class hinge loss f32 (thread per row)",
+            forms8,
+            "multi_margin",
+            lambda m, n: ([rand(m, n), torch.randint(0, n, (m,), device="cuda", dtype=torch.int32)], [nan(m)]),
+            lambda x, t: [F.multi_margin_loss(x.double(), t.long(), reduction="none")],
+            lambda x, t: F.multi_margin_loss(x, t.long(), reduction="none"),
+            1e-4,
+        ),
+        Case(
+            "entropy of each row's softmax f32 (thread per row)",
+            forms8,
+            "softmax_entropy",
+            lambda m, n: ([rand(m, n)], [nan(m)]),
+            lambda x: [entropy(x.double())],
+            entropy,
+            1e-4,
+        ),
+        Case(
+            "softmax over the last axis of [8, m/8, n] f32 (thread per (b, h))",
+            forms8,
+            "softmax_bhn",
+            lambda m, n: ([rand(8, m // 8, n)], [nan(8, m // 8, n)]),
+            lambda x: [torch.softmax(x.double(), 2)],
+            lambda x: torch.softmax(x, 2),
+            1e-5,
+        ),
+        Case(
+            "online softmax f32, the row read through subspan chunks of 64 (thread per row)",
+            forms8,
+            "online_softmax_chunks",
+            lambda m, n: ([rand(m, n)], [nan(m, n)]),
+            lambda x: [torch.softmax(x.double(), 1)],
+            lambda x: torch.softmax(x, 1),
+            1e-5,
+        ),
+        Case(
+            "max - logsumexp f32, the maximum by a ternary (thread per row)",
+            forms8,
+            "top_minus_lse",
+            lambda m, n: ([rand(m, n)], [nan(m)]),
+            lambda x: [x.double().amax(1) - torch.logsumexp(x.double(), 1)],
+            lambda x: x.amax(1) - torch.logsumexp(x, 1),
+            1e-5,
+        ),
+        Case(
+            "fp8 e4m3 scaling of f16 rows by their absolute maximum (thread per row)",
+            forms8,
+            "amax_fp8_rows",
+            lambda m, n: ([rand(m, n, dtype=h)], [nan(m, n, dtype=torch.float8_e4m3fn), nan(m)]),
+            lambda x: [y.double() for y in fp8(x)],
+            fp8,
+            1e-6,
+        ),
+        Case(
+            "batched gemv [8, m/8, n] x [8, n] f32 (thread per output)",
+            forms8,
+            "gemv_batched",
+            lambda m, n: ([rand(8, m // 8, n), rand(8, n)], [nan(8, m // 8)]),
+            lambda a, v: [torch.bmm(a.double(), v.double()[:, :, None])[:, :, 0]],
+            lambda a, v: torch.bmm(a, v[:, :, None])[:, :, 0],
+            1e-4,
+        ),
+        Case(
+            "LayerNorm f32 with a warp per row (butterflies of __shfl_xor_sync)",
+            forms8,
+            "layernorm_warp_xor",
+            lambda m, n: ([rand(m, n), rand(n), rand(n)], [nan(m, n)]),
+            lambda x, g, b: [ln(*d(x, g, b))],
+            ln,
+            1e-5,
+        ),
+        Case(
+            "row absolute maximum f32, a while loop stepping by 4 (thread per row)",
+            forms8,
+            "absmax_step4",
+            lambda m, n: ([rand(m, n)], [nan(m)]),
+            lambda x: [x.double().abs().amax(1)],
+            lambda x: x.abs().amax(1),
+            0.0,
+        ),
+        Case(
+            "row argmax f32, the row walked from its end (thread per row)",
+            forms8,
+            "argmax_reversed",
+            lambda m, n: ([rand(m, n)], [torch.full((m,), -1, device="cuda", dtype=torch.int32)]),
+            lambda x: [x.argmax(1).double()],
+            lambda x: x.argmax(1),
+            0.0,
         ),
     ]
 

@@ -25,7 +25,10 @@ What the rewrite needs of the source (else the loop stays as written):
   after the loop (its final value is not kept).
 
 Then the loop's iterations are ``j = j0 + k * c`` for ``k = 0, 1, ..`` while ``j < e``: with ``j0 >=
-0`` every such ``k`` is below ``cdiv(e, c)``, and the ``if`` drops the ones past ``e``.
+0`` every such ``k`` is below ``cdiv(e, c)``, and the ``if`` drops the ones past ``e``.  From ``j0 =
+0`` every ``k`` below ``cdiv(e, c)`` has ``k * c < e`` (none where ``e <= 0``): no ``if``, and ``j``
+is read as ``(k * c)`` in the body (``foreach k in [cdiv(N, 4)] { foreach v in [4] { .. (k * 4) + v
+.. } }``: a nest over blocks of one range, schedule/flatnest.py).
 
 A loop walking down (``mutable int j = N - 1; while (j >= 0) { ..; j -= 1; }``) is the same with the
 order reversed: the condition ``j >= e`` or ``j > e`` (``e <= j``, ``e < j``), the last statement
@@ -155,11 +158,40 @@ def _counted(
             "+", A.Binary("-", A.Paren(copy.deepcopy(start)), A.Paren(copy.deepcopy(low))), A.IntLit(1, "1")
         )
         extent = A.Builtin("cdiv", [count, copy.deepcopy(step)])
+    if up and _zero(start):
+        # from 0: every k below cdiv(stop, c) has k * c < stop, no guard; j read as (k * c) itself, so
+        # that a loop over its step's elements inside (``foreach v in [4] { .. j + v .. }``) is a nest
+        # over blocks of one range (schedule/flatnest.py)
+        at_k = A.Paren(A.Binary("*", A.Name(k), copy.deepcopy(step)))
+        inner = [_substituted(copy.deepcopy(s), j, at_k) for s in rest]
+        loop = A.Foreach([A.Within(A.MdspanLit([extent]), name=k)], A.Block(inner))
+        for n in (loop, loop.body, extent, at_k):
+            n.span = span
+        return loop
     decl = A.ScalarDecl("int", [A.Declarator(at, init=value)])
     loop = A.Foreach([A.Within(A.MdspanLit([extent]), name=k)], A.Block([decl, guard]))
     for n in (loop, decl, guard, guard.then, loop.body, value, extent):
         n.span = span
     return loop
+
+
+def _zero(e: A.Expr) -> bool:
+    while isinstance(e, A.Paren):
+        e = e.expr
+    return isinstance(e, A.IntLit) and e.value == 0
+
+
+def _substituted(s: A.Stmt, j: str, value: A.Expr) -> A.Stmt:
+    """``s`` with every read of ``j`` (which nothing in the loop assigns) as a copy of ``value``."""
+
+    def change(n: object) -> object | None:
+        if isinstance(n, A.Name) and n.name == j:
+            got = copy.deepcopy(value)
+            got.span = n.span
+            return got
+        return None
+
+    return A.rewrite(s, change)
 
 
 def _conditions(cond: A.Expr) -> list[tuple[str, str, A.Expr]]:

@@ -14,7 +14,8 @@ the loop runs, not what it computes, where the IR shows (else :class:`NotFolded`
   fold's value: their axes are their own); but the barriers the lifting puts in a loop that stores
   into a tensor and touches no scratch area (a softmax writing its exponentials into ``y`` and then
   scaling ``y`` in place): the store proof below makes each lane read only what it stores, and the
-  fences the folded tiles need are derived again after scheduling (lift/hazards.py);
+  fences the folded tiles need are derived again after scheduling (lift/hazards.py); so are those
+  of a loop that only reads tensors (a row's statistic before a later loop writes the row in place);
 * every variable it assigns is a **fold** ``acc := op(acc, f)`` or ``acc := where(g, op(acc, f),
   acc)`` with ``op`` associative and commutative (``+``, ``max``, ``min``) and ``acc`` read nowhere
   else in the loop: the only dependence between iterations; ``where(g, op(acc, f), acc)`` is
@@ -272,8 +273,8 @@ def loop_folds(
     """The folds of ``loop`` where the proof admits it (``after``: what runs after it); ``tiled``
     admits reductions, permutations and gathers of tiles in the body too (the loop is not folded
     into a tile axis then: schedule/splitloop.py only runs its iterations in other programs).
-    ``fenced_tensors``: the kernel's tensors (not its scratch areas); a loop that stores into one of
-    them and accesses no scratch area may hold the barriers the lifting put in for it (else a barrier
+    ``fenced_tensors``: the kernel's tensors (not its scratch areas); a loop that accesses only them
+    (stores into them or reads them) may hold the barriers the lifting put in for it (else a barrier
     in the loop keeps it as written)."""
 
     def own_axes(e: E.Expr) -> bool:
@@ -403,13 +404,15 @@ def loop_folds(
 
 
 def _fences_tensors(loop: N.For, tensors: set[str]) -> bool:
-    """Whether ``loop``'s barriers can only be fences of tensors it stores: it stores into one of
-    ``tensors`` and every access of its body is to one of them (none to a scratch area, whose
-    elements other lanes stored before the loop)."""
+    """Whether ``loop``'s barriers can only be fences of the kernel's tensors: every access of its body
+    is to one of ``tensors`` (none to a scratch area, whose elements other lanes stored before the
+    loop).  A loop that only reads a tensor the kernel writes elsewhere (a row normalised in place:
+    its statistic's loop reads ``x``, a later loop stores it) holds the lifting's fences too; they
+    order other statements' stores, and fenced() derives the ones the folded tiles need again."""
     accesses = [x for x in loop.body if isinstance(x, (N.Load, N.Store))]
     if len(accesses) + sum(isinstance(x, (N.Let, N.Assign, N.Barrier)) for x in loop.body) != len(loop.body):
         return False
-    return any(isinstance(x, N.Store) for x in accesses) and all(x.base in tensors for x in accesses)
+    return bool(accesses) and all(x.base in tensors for x in accesses)
 
 
 def tensors_of(kernel: N.Kernel) -> set[str]:
