@@ -1455,7 +1455,8 @@ def main() -> int:
         for case in cases:
             torch.manual_seed(m + n)
             ins, outs = case.make(m, n)
-            moved = sum(t.numel() * t.element_size() for t in (*ins, *outs))
+            # (a scalar argument, a group count, moves no bytes)
+            moved = sum(t.numel() * t.element_size() for t in (*ins, *outs) if isinstance(t, torch.Tensor))
             src = torch.empty(moved // 2, dtype=torch.uint8, device="cuda")
             dst = torch.empty_like(src)
             refs = case.ref(*ins)
@@ -1600,7 +1601,8 @@ def _at_point(case: Case, label: str, fields: dict[str, object]) -> Callable[...
 
     consts = {k.removeprefix("policy."): v for k, v in fields.items() if k.startswith("policy.")}
     fields = {k: v for k, v in fields.items() if not k.startswith("policy.")}
-    point = Point.of({}, {f"{case.func}_k0": fields} if fields else {})
+    # (the kernel as lifted, and its form over merged axes where it has one: schedule/planes.py)
+    point = Point.of({}, {f"{case.func}_k0{x}": fields for x in ("", "_planes")} if fields else {})
     before = {k: getattr(policy, k) for k in consts}
     try:
         for k, v in consts.items():

@@ -102,7 +102,7 @@ def _entropy(x: torch.Tensor) -> torch.Tensor:
 
 def _causal(x: torch.Tensor, off: int) -> torch.Tensor:
     m, n = x.shape
-    keep = torch.arange(n)[None, :] <= torch.arange(m)[:, None] + off
+    keep = torch.arange(n, device=x.device)[None, :] <= torch.arange(m, device=x.device)[:, None] + off
     return torch.softmax(torch.where(keep, _d(x), float("-inf")), 1)
 
 

@@ -45,7 +45,7 @@ from ..schedule.autotune import autotuned
 from ..schedule.branchmax import merge_branches
 from ..schedule.coarsen import NotCoarsened, coarsen, find_walk
 from ..schedule.flatnest import flatten_nests
-from ..schedule.foldloops import Block, NotFolded
+from ..schedule.foldloops import Block, NotFolded, foldable
 from ..schedule.forward import forward_scratch
 from ..schedule.gemm import NotTiled, tile_contraction
 from ..schedule.interior import interior_split
@@ -366,7 +366,7 @@ class KernelDispatch:
             # the row in registers where it fits, else in blocks (read again by each pass)
             size, lanes = sized[0].size, sized[0].fixed
             assert size is not None
-            most = policy.FOLD_WHOLE_BYTES // _elem_bytes(folded)
+            most = policy.whole_row_bytes(len(foldable(base))) // _elem_bytes(folded)
             blocked = self.blocked(base, policy.fold_block_of(_elem_bytes(folded), lanes), schedule)
             blocked = dataclasses.replace(blocked, name=f"{name}_blocked")
             note = f"each row in registers where it holds at most {most} elements (else in blocks)"

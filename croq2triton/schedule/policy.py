@@ -190,6 +190,15 @@ def _carries(kernel: N.Kernel) -> bool:
 FOLD_WHOLE_BYTES = 64 * 1024
 FOLD_BLOCK_BYTES = 16 * 1024
 FOLD_WARPS = 8
+
+
+def whole_row_bytes(passes: int) -> int:
+    """The most bytes of a row a kernel folding ``passes`` loops over it keeps in registers: several
+    passes read it once and keep it (FOLD_WHOLE_BYTES); one pass keeps nothing, and past one block it
+    runs in pipelined blocks (FOLD_BLOCK_BYTES). H100, perf/RESULTS.md 2026-12-07 10:20: a KL divergence
+    (one pass over two rows) at 4096 x 16384 ran at 0.645 of the roofline with each row in registers (16
+    warps, one program an SM), 0.972 in blocks; at 16384 x 4096, 0.950 and 0.953."""
+    return FOLD_WHOLE_BYTES if passes > 1 else FOLD_BLOCK_BYTES
 # a block of several independent rows whose lanes fold over them (a norm of four rows a block, a warp a
 # row): one row a program where a row holds at least this many bytes (lift/narrow.py). H100, Triton
 # 3.6, perf/probe_norm_rows.py (perf/RESULTS.md 2026-12-05): an RMSNorm at 4096 x 16384 ran at 0.98 of a
