@@ -205,3 +205,15 @@ def test_one_tensor_not_one_run_keeps_the_nest() -> None:
     mod.plane_scale(x, f, y, _launch=launch)
     assert_near_max(y, _d(x) * _d(f)[:, None, None], 1e-6, "plane_scale, y rows apart")
     assert not [k for k in ran if "_planes" in k], ran
+
+
+def test_short_planes_fold_whole_and_long_ones_in_blocks() -> None:
+    """A plane whose lanes' rows fit one block at launch folds whole (no loop to pipeline), a longer one in
+    blocks; both right."""
+    mod = load_once(PROGRAM, "auto")
+    for (b, c, h, w), kernel in [((2, 37, 7, 7), "plane_mean_k0_planes_whole"), (LONG, "plane_mean_k0_planes")]:
+        x, y = randn(b, c, h, w, seed=18), poisoned(b, c)
+        ran, launch = recording_launch()
+        mod.plane_mean(x, y, _launch=launch)
+        assert_near_max(y, _d(x).mean((2, 3)), 1e-5, f"plane_mean {h} x {w}")
+        assert ran == [kernel], ran

@@ -387,7 +387,7 @@ class KernelDispatch:
             narrow = self.folded(dataclasses.replace(written, name=f"{name}_narrow"), schedule, top)
             variants += [(folded, enough, note), (narrow, None, "")]
         else:
-            variants.append((folded, None, ""))
+            variants += self.short_rows(base, folded, schedule) or [(folded, None, "")]
         # both schedules: measured faster (schedule/interior.py)
         if self.schedule == "auto":
             # atomics into one address: the lanes folded first; warp shuffles in halving steps: one
@@ -750,6 +750,32 @@ class KernelDispatch:
                 ) from None
             self.explain(kernel, top, e)
             return kernel
+
+    def short_rows(
+        self, base: N.Kernel, folded: N.Kernel, schedule: TileSchedule
+    ) -> list[tuple[N.Kernel, E.Expr | None, str]] | None:
+        """A kernel whose lanes' loops auto folds in blocks (``folded``), with the loops folded whole
+        (no loop: nothing to pipeline) where the launch's extent fits one block: a loop of one block
+        pipelined in three stages ran 15x slower than folded whole (H100, perf/RESULTS.md 2026-12-07
+        10:31: the mean of 7 x 7 planes, 0.032 of the roofline in blocks of 128, 0.705 whole).  None
+        where the loops have no one extent the launcher sizes, or the lanes' count is fixed at launch."""
+        if self.schedule != "auto" or schedule.origin != "auto" or schedule.fold <= 0 or folded is base:
+            return None
+        if policy.tile_lanes(base) != policy.lane_count(base):
+            return None
+        if not any(isinstance(x, N.Load) for s in base.body if isinstance(s, N.For) for x in N.walk(s.body)):
+            return None  # (loops that read nothing: nothing to pipeline either)
+        try:
+            whole = fold_all(base, E.Extent("BLOCK_J"), whole=True)
+        except NotFolded:
+            return None
+        sized = [a for a in whole.args if isinstance(a, N.Constexpr) and a.name == "BLOCK_J" and a.size is not None]
+        if not sized or sized[0].size is None:
+            return None
+        most = policy.FOLD_BLOCK_BYTES // _elem_bytes(folded)
+        fits = E.Bin("<=", E.fold(E.Bin("*", sized[0].size, E.Const(sized[0].fixed))), E.Const(most))
+        note = f"each lane's row whole where the lanes' rows hold at most {most} elements (else in blocks)"
+        return [(dataclasses.replace(whole, name=f"{base.name}_whole"), fits, note), (folded, None, "")]
 
     def blocked(self, kernel: N.Kernel, block: int, schedule: TileSchedule) -> N.Kernel:
         """``kernel``'s loops folded in blocks of ``block`` (rows too long for the registers, read again by
