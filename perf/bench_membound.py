@@ -1602,12 +1602,15 @@ def _at_point(case: Case, label: str, fields: dict[str, object]) -> Callable[...
     consts = {k.removeprefix("policy."): v for k, v in fields.items() if k.startswith("policy.")}
     fields = {k: v for k, v in fields.items() if not k.startswith("policy.")}
     # (the kernel as lifted, and its form over merged axes where it has one: schedule/planes.py)
-    point = Point.of({}, {f"{case.func}_k0{x}": fields for x in ("", "_planes")} if fields else {})
+    text = (REPO / case.program).read_text()
+    plain = translate_full(text, filename=case.program, schedule="auto").source
+    names = [f"{case.func}_k0{x}" for x in ("", "_planes") if f"def {case.func}_k0{x}(" in plain]
+    point = Point.of({}, {k: fields for k in names} if fields else {})
     before = {k: getattr(policy, k) for k in consts}
     try:
         for k, v in consts.items():
             setattr(policy, k, v)
-        out = translate_full((REPO / case.program).read_text(), filename=case.program, schedule="auto", point=point)
+        out = translate_full(text, filename=case.program, schedule="auto", point=point)
     finally:
         for k, v in before.items():
             setattr(policy, k, v)

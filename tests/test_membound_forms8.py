@@ -442,3 +442,11 @@ def test_every_kernel_is_checked() -> None:
     assert functions == set(CASES)
     assert functions == set(FOLDS) | set(NOT_YET) | set(KEPT)
     assert DEVICE is not None
+
+
+def test_a_skipped_column_leaves_the_loads_whole() -> None:
+    """The hinge loss skips the target's column (``j != k``): its loads leave that term out and mask the
+    value again (schedule/vecmasks.py), so Triton can read 16 bytes a thread."""
+    body = _code("auto", "multi_margin_k0_blocked")
+    vec = re.search(r"(\w+_vec) = \(r\[:, None\] < M\) & \(j < N\)\n", body)
+    assert vec is not None and f"mask={vec.group(1)}" in body, body

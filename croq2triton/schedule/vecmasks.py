@@ -17,7 +17,8 @@ Two rewrites, under ``--schedule auto``, after every other pass:
   Triton cannot prove a multiple of the vector width (it reads a program id or a loaded value, not
   only the kernel's scalar arguments), is rounded out to the vector width ``v`` (16 bytes of the
   element): ``J < E`` becomes ``J < ceil_v(max(E, 0))``, ``J <= E`` ``J < ceil_v(max(E + 1, 0))``,
-  ``J >= E`` ``J >= floor_v(max(E, 0))``, ``J > E`` ``J >= floor_v(max(E + 1, 0))``.  The value
+  ``J >= E`` ``J >= floor_v(max(E, 0))``, ``J > E`` ``J >= floor_v(max(E + 1, 0))``; ``J != E`` (a row
+  but one element: a loss that skips the target's column) is left out.  The value
   loaded is then masked again with the exact mask (``tl.where(mask, loaded, other)``), so every
   lane holds what it held before.  Where the rounded edge is the old one (``j <= n - 1`` as ``j <
   n``; a window's ``p * 512 + 128``) the term is only rewritten, with no second mask.
@@ -157,6 +158,10 @@ class _Rewrite:
         n - 1`` as ``j < n``, an edge Triton proves aligned where the old one hid it); None where
         nothing changes."""
         t = _positive(t)
+        if isinstance(t, E.Bin) and t.op == "!=" and _constant_along(t, last, axes):
+            # j != e leaves out one element of the row: read it too (inside the tensor by the bounds the
+            # mask keeps), masked again below (a loss that skips the target's column)
+            return E.Const(True, "i1"), False
         if not (isinstance(t, E.Bin) and t.op in ("<", "<=", ">", ">=")):
             return None
         if E.same(t.lhs, last):
@@ -218,6 +223,20 @@ class _Rewrite:
             merged.append(N.Let(mask, E.conj(common), line=s.line))
         merged.append(dataclasses.replace(s, value=value, mask=mask, line=first.line))
         return out[:k] + out[k + 1 :] + merged
+
+
+def _constant_along(t: E.Bin, last: E.Expr, axes: list[int]) -> bool:
+    """Whether ``t`` compares ``last`` with an integer that is the same along ``axes``."""
+    if E.same(t.lhs, last):
+        bound = t.rhs
+    elif E.same(t.rhs, last):
+        bound = t.lhs
+    else:
+        return False
+    if not E.is_int(bound.dtype) or bound.dtype == "i1":
+        return False
+    shape = (1,) * (len(last.shape) - len(bound.shape)) + tuple(bound.shape)
+    return len(shape) == len(last.shape) and all(shape[a] == 1 for a in axes)
 
 
 def _speculated(t: E.Expr, axes: list[int], rank: int, lets: dict[str, E.Expr], loaded: set[str]) -> bool:
