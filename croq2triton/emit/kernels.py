@@ -366,7 +366,7 @@ class KernelDispatch:
             # the row in registers where it fits, else in blocks (read again by each pass)
             size, lanes = sized[0].size, sized[0].fixed
             assert size is not None
-            most = policy.whole_row_bytes(len(foldable(base))) // _elem_bytes(folded)
+            most = policy.whole_row_bytes(len(foldable(base)), lanes) // _elem_bytes(folded)
             blocked = self.blocked(base, policy.fold_block_of(_elem_bytes(folded), lanes), schedule)
             blocked = dataclasses.replace(blocked, name=f"{name}_blocked")
             note = f"each row in registers where it holds at most {most} elements (else in blocks)"

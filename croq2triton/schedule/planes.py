@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 
 from ..tir import expr as E
 from ..tir import nodes as N
+from ..tir.verify import VerifyError, verify
 
 ACCESSES = (N.Load, N.Store)
 ORDERS = ("<", "<=", ">", ">=")
@@ -94,7 +95,12 @@ def merge_planes(kernel: N.Kernel) -> tuple[N.Kernel, E.Expr] | None:
     ]
     doc = kernel.doc + " " + "; ".join(said).capitalize() + " (schedule/planes.py)."
     cond = E.conj(m.conds)
-    return dataclasses.replace(kernel, body=body, args=args, doc=doc), cond
+    merged = dataclasses.replace(kernel, body=body, args=args, doc=doc)
+    try:  # (a mask term the rewrite could not say of the merged index: the kernel as written)
+        verify(merged)
+    except VerifyError:
+        return None
+    return merged, cond
 
 
 def _loop(s: N.For, m: _Merges) -> N.For:
@@ -279,6 +285,16 @@ class _Divisions:
         if not self.pairs:
             self.m.args, self.m.pointers, self.m.conds = saved
             return body
+        # (a quotient or remainder an access still reads keeps its mask terms: its bounds)
+        left = {
+            (x.op, x.lhs, x.rhs)
+            for st in N.walk(out)
+            if isinstance(st, (N.Load, N.Store, N.Atomic))
+            for i in st.index
+            for x in E.resolve(i, self.lets).walk()
+            if isinstance(x, E.Bin) and x.op in ("/", "%")
+        }
+        self.pairs = [(e, n) for e, n in self.pairs if not any(E.same(a, e) and E.same(b, n) for _, a, b in left)]
         out = [self.masks(s) for s in out]
         self.m.divisions = True
         return out

@@ -192,13 +192,14 @@ FOLD_BLOCK_BYTES = 16 * 1024
 FOLD_WARPS = 8
 
 
-def whole_row_bytes(passes: int) -> int:
-    """The most bytes of a row a kernel folding ``passes`` loops over it keeps in registers: several
-    passes read it once and keep it (FOLD_WHOLE_BYTES); one pass keeps nothing, and past one block it
-    runs in pipelined blocks (FOLD_BLOCK_BYTES). H100, perf/RESULTS.md 2026-12-07 10:20: a KL divergence
+def whole_row_bytes(passes: int, lanes: int) -> int:
+    """The most bytes of its rows a kernel folding ``passes`` loops over them with ``lanes`` lanes keeps
+    in registers: several passes read a row once and keep it (FOLD_WHOLE_BYTES); one pass over one row a
+    program keeps nothing, and past one block it runs in pipelined blocks (FOLD_BLOCK_BYTES; lanes
+    walking lines of their own keep the measured rule of FOLD_WHOLE_BYTES). H100, perf/RESULTS.md 2026-12-07 10:20: a KL divergence
     (one pass over two rows) at 4096 x 16384 ran at 0.645 of the roofline with each row in registers (16
     warps, one program an SM), 0.972 in blocks; at 16384 x 4096, 0.950 and 0.953."""
-    return FOLD_WHOLE_BYTES if passes > 1 else FOLD_BLOCK_BYTES
+    return FOLD_WHOLE_BYTES if passes > 1 or lanes > 1 else FOLD_BLOCK_BYTES
 # a block of several independent rows whose lanes fold over them (a norm of four rows a block, a warp a
 # row): one row a program where a row holds at least this many bytes (lift/narrow.py). H100, Triton
 # 3.6, perf/probe_norm_rows.py (perf/RESULTS.md 2026-12-05): an RMSNorm at 4096 x 16384 ran at 0.98 of a
