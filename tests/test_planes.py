@@ -110,6 +110,13 @@ CASES: dict[str, Case] = {
         lambda x, g, mu, rs, gamma, beta: [_group_norm_apply(x, g, mu, rs, gamma, beta)],
         1e-5,
     ),
+    # (from row -1: a row outside the tensor reads zero, LANGUAGE.md 14.3, in the merged index's bounds too)
+    "plane_rows_from": (
+        lambda b, c, h, w: [randn(b, c, h, w, seed=19), -1],
+        lambda b, c, h, w: [((b, c), torch.float32)],
+        lambda x, h0: [_d(x).sum((2, 3))],
+        1e-5,
+    ),
 }
 # function -> the counters the merged kernel no longer walks one element a step
 MERGED = {
@@ -121,6 +128,7 @@ MERGED = {
     "plane_mean_flat": (),  # (no division an element)
     "flat_affine": (),
     "group_norm_apply": ("h", "w_0"),  # (the channel's weight read by k: the loop over k stays)
+    "plane_rows_from": ("h", "w_0"),  # (the row named by a let of the outer body)
 }
 WRITES = {"plane_scale", "flat_affine", "group_norm_apply"}  # (their outputs laid out as the inputs)
 KEPT = {"plane_short_rows": "the inner loop stops short of its axis", "plane_row_weighted": "h read as a value"}

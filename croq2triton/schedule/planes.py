@@ -12,7 +12,8 @@ one loop over ``u = (o - o0) * size(q) + (i - i0)``, which folds like a row.
 
 What it proves on the IR (else the nest stays as written):
 
-* the outer loop's body is the inner loop alone; both step by 1 from bounds that are the same for
+* the outer loop's body is the inner loop, after lets at most (moved into the inner body: the same
+  values at each of its steps); both step by 1 from bounds that are the same for
   every lane, the inner one's do not read the outer counter, and neither states a pipeline;
 * the inner body is lets, assignments, loads and stores; the counters are read, after the lets
   that read them are put in, only by the indices of loads and stores into tensors, and by the terms
@@ -115,9 +116,13 @@ def _loop(s: N.For, m: _Merges) -> N.For:
 
 
 def _merge(outer: N.For, m: _Merges) -> N.For:
-    if len(outer.body) != 1 or not isinstance(outer.body[0], N.For):
+    *lets, inner = outer.body or [None]
+    if not isinstance(inner, N.For) or not all(isinstance(x, N.Let) for x in lets):
         raise _NotMerged
-    inner = outer.body[0]
+    if lets:  # (names the outer body gives before the inner loop: the same values at each inner step)
+        if {v.var.name for v in lets} & (E.names(inner.start) | E.names(inner.stop) | {inner.var.name}):
+            raise _NotMerged
+        inner = dataclasses.replace(inner, body=[*lets, *inner.body])
     o, i = outer.var.name, inner.var.name
     for loop in (outer, inner):
         if not (isinstance(loop.step, E.Const) and loop.step.value == 1) or loop.pipeline is not None:
