@@ -433,10 +433,28 @@ def check_p_rotate3_runtime(f: Callable) -> None:
     check_p_rotate3(f)
 
 
-XFAIL["pipes-p_rotate3_runtime"] = (
-    "a swap / rotate of futures whose buffers have an extent known only at launch ([1, N]) is refused:"
-    " such buffers are read only by copies (README, 'What does not translate'), and these are read by element"
-)
+@case(P)
+def check_p_diff_swap_runtime(f: Callable) -> None:
+    for n in (1, 13, 37):
+        x, y = rnd(7, n), out(7, n)
+        f(x, y)
+        same(y[1:], d(x)[1:] - d(x)[:-1])
+        assert torch.isnan(y[0]).all(), "row 0 was written"
+
+
+@case(P)
+def check_p_swap_any_runtime(f: Callable) -> None:
+    x, y = rnd(5, 21), out(5, 21)
+    f(x, y)
+    same(y, d(x) * 2)
+
+
+@case(P)
+def check_p_select_elems_runtime(f: Callable) -> None:
+    for which in (0, 1):
+        x, y = rnd(2, 19), out(19)
+        f(x, y, which)
+        same(y, d(x)[which].flip(0) + 1)
 
 
 @case(P)
@@ -1468,12 +1486,6 @@ def check_y_select3(f: Callable) -> None:
         x, y = rnd(3, 11), out(11)
         f(x, y, which)
         same(y, d(x)[which])
-
-
-XFAIL["more-y_select3"] = (
-    "a run-time select among futures whose buffers have an extent known only at launch ([1, N]) is refused"
-    " ('not a whole buffer the block shares'): such buffers are read only by copies (README)"
-)
 
 
 @case(MO)

@@ -6,7 +6,9 @@ tile becomes the current one), ``x = select(i, f0, f1)`` with ``i`` known when t
 In the lifted program a future's buffer is a register tile, so exchanging two futures is an
 exchange of two tile variables (through a temporary): inside a loop the tiles it carries
 change with it.  A buffer in scratch memory (lift/placement.py) has its tile loaded and the
-exchanged tiles stored back (the barriers between are lift/hazards.py's).  ``rotate(a, b, c)`` gives ``a`` what ``b`` had, ``b`` what ``c`` had and ``c``
+exchanged tiles stored back (the barriers between are lift/hazards.py's).  Buffers whose extents
+are known only at launch (``dma.copy x.subspan(1, N).at(r, 0) => shared``) exchange the same
+way: buffers of one run-time size have one constexpr tile extent (lift/buffers.py launch_extent).  ``rotate(a, b, c)`` gives ``a`` what ``b`` had, ``b`` what ``c`` had and ``c``
 what ``a`` had.
 """
 
@@ -35,6 +37,19 @@ class AnyFuture:
     after: Any = field(default=None, compare=False)
 
 
+def same_shape(buffers: list[TileBuffer]) -> bool:
+    """Do the buffers have one element type, one shape and one tile (extents known only at launch
+    compared as the sizes they are computed from: one size, one constexpr extent of the tile)?"""
+    first = buffers[0]
+    return all(
+        b.var.type == first.var.type
+        and b.tile == first.tile
+        and len(b.sizes) == len(first.sizes)
+        and all(E.same(E.fold(x), E.fold(y)) for x, y in zip(b.sizes, first.sizes, strict=True))
+        for b in buffers
+    )
+
+
 class Futures:
     scopes: list[dict[str, Any]]
     lookup: Any
@@ -43,6 +58,7 @@ class Futures:
     fresh: Any
     tile_value: Any
     new_buffer: Any
+    launch_buffer: Any
     whole_buffer: Any
     set_tile: Any
     int_expr: Any
@@ -82,7 +98,7 @@ class Futures:
             return  # futures read by 'wait' alone (their copies' data read where they were put): no bytes move
         self.bind_swapped_placeholders(s)
         buffers = [self.swapped(n, s) for n in s.names]
-        if len(buffers) < 2 or len({(b.tile, b.extents, b.var.type) for b in buffers}) != 1:
+        if len(buffers) < 2 or not same_shape(buffers):
             raise NotLifted(f"a '{s.kind}' of buffers of different shapes", s)
         first = self.tile_value(buffers[0], s)
         keep = E.Var(self.fresh(f"{buffers[0].var.name}_was"), first.type, dims=first.shape)
@@ -107,12 +123,20 @@ class Futures:
             marker: AnyFuture = scope[name]
             if marker.body is None:
                 raise NotLifted(f"a '{s.kind}' of the placeholder '{name}' declared outside this kernel", s)
-            buf = self.new_buffer(name, shaped.elem, shaped.extents, 0, s)
+            buf = self.buffer_like(name, shaped, s)
             buf.line = s.span.line if s.span else 0
-            let = N.Let(buf.var, E.Full(buf.tile, 0, buf.var.type), line=buf.line)
+            if name in self.scratch_names:  # read at other threads' positions: in scratch memory (what it
+                here, self.body = self.body, []  # holds before a copy is swapped in is no copy's data)
+                try:
+                    buf = self.give_home(buf, "shared", s)
+                    decl: list[N.Stmt] = self.body
+                finally:
+                    self.body = here
+            else:
+                decl = [N.Let(buf.var, E.Full(buf.tile, 0, buf.var.type), line=buf.line)]
             body = marker.body
             at = next((i + 1 for i, x in enumerate(body) if x is marker.after), 0) if marker.after is not None else 0
-            body.insert(at, let)
+            body[at:at] = decl
             buf.defined = True
             scope[name] = CopyFuture(self.whole_buffer(buf))
 
@@ -138,8 +162,8 @@ class Futures:
         v = self.lookup(name, node)
         if isinstance(v, CopyFuture) and isinstance(v.data, BufferView) and v.data.whole:
             v = v.data.buffer
-        if not isinstance(v, TileBuffer) or not v.fixed or v.of is not None:
-            raise NotLifted(f"a swap of '{name}', which is not a whole buffer of known extents", node)
+        if not isinstance(v, TileBuffer) or v.of is not None:
+            raise NotLifted(f"a swap of '{name}', which is not a whole buffer", node)
         if v.home is not None and v.home.lane is not None:
             raise NotLifted(f"a swap of '{name}', a thread's own array", node)
         return v
@@ -188,12 +212,12 @@ class Futures:
             v = self.lookup(name.name, name)
             if isinstance(v, CopyFuture) and isinstance(v.data, BufferView) and v.data.whole:
                 v = v.data.buffer
-            if not isinstance(v, TileBuffer) or not v.fixed or v.of is not None or (v.home and v.home.lane is not None):
+            if not isinstance(v, TileBuffer) or v.of is not None or (v.home and v.home.lane is not None):
                 raise NotLifted(
                     f"a select at run time of '{name.name}', which is not a whole buffer the block shares", name
                 )
             out.append(v)
-        if len({(b.tile, b.extents, b.var.type) for b in out}) != 1:
+        if not same_shape(out):
             raise NotLifted("a select at run time between buffers of different shapes", e)
         return out
 
@@ -202,5 +226,12 @@ class Futures:
         name it is bound to, in scratch memory where the placement puts it there)."""
         first = choices[0]
         if name is None or name not in self.scratch_names:
-            return self.new_buffer(self.fresh(f"{first.name}_chosen"), first.elem, first.extents, 0, node)  # type: ignore[no-any-return]
-        return self.give_home(self.new_buffer(name, first.elem, first.extents, 0, node), "shared", node)  # type: ignore[no-any-return]
+            return self.buffer_like(self.fresh(f"{first.name}_chosen"), first, node)
+        return self.give_home(self.buffer_like(name, first, node), "shared", node)  # type: ignore[no-any-return]
+
+    def buffer_like(self, name: str, like: TileBuffer, node: A.Node) -> TileBuffer:
+        """A fresh buffer named ``name`` of ``like``'s element type and shape (of run-time shape
+        where ``like`` is: its tile's extents the same constexpr arguments), filled with zeros."""
+        if like.fixed:
+            return self.new_buffer(name, like.elem, like.extents, 0, node)  # type: ignore[no-any-return]
+        return self.launch_buffer(name, like.elem, like.sizes, node)  # type: ignore[no-any-return]
