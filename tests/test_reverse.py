@@ -145,3 +145,26 @@ def test_order_or_both_directions_stay(fn: str) -> None:
     code = kernel_code(_source("auto"), f"{fn}_k0")
     assert "j_fwd" not in code
     assert BACKWARDS.search(code)
+
+
+_SIZES = {f: {"M": 4096, "N": 16384} for f in ("rev_sum", "rev_argmax_ge", "rev_scale", "suffix_sum", "flip_copy")}
+_WIDE = ("cp16B", "v4", "v2")
+
+
+@pytest.mark.slow
+def test_auto_loads_whole_lines_where_rewritten() -> None:
+    """Compiled for sm_90a under auto (4096 x 16384): the forward walks' loads are 16-byte copies or
+    vectors (walked backwards they were 4-byte copies, one element each); the walks kept stay scalar."""
+    import json
+
+    import sm90
+
+    r = sm90.script(Path(__file__).parent / "access_lines.py", str(PROGRAM), json.dumps(_SIZES))
+    assert r.returncode == 0, r.stderr[-3000:]
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    for fn in ("rev_sum", "rev_argmax_ge", "rev_scale"):
+        widths = got[fn]["x.ld"]
+        assert any(w in widths for w in _WIDE) and not set(widths) - set(_WIDE), f"{fn}: {got[fn]}"
+    assert got["rev_scale"]["y.st"].keys() <= set(_WIDE), got["rev_scale"]
+    for fn in ("suffix_sum", "flip_copy"):
+        assert "x1" in got[fn]["x.ld"], f"{fn}: {got[fn]}"
