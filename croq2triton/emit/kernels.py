@@ -56,6 +56,7 @@ from ..schedule.memacc import promote_accumulators
 from ..schedule.moments import NotMerged, merge_deviations
 from ..schedule.planes import host_condition, merge_planes
 from ..schedule.reroll import reroll_loops
+from ..schedule.reverse import reverse_walks
 from ..schedule.sameloads import share_loads
 from ..schedule.schedule import Schedule, TileSchedule, with_point
 from ..schedule.selectfold import fold_all, fold_selects
@@ -311,7 +312,9 @@ class KernelDispatch:
                 ):  # (loop nests over one range and loops unrolled by hand as one loop, an element read twice once)
                     written = share_loads(
                         forward_stores(
-                            reroll_loops(flatten_nests(forward_scratch(promote_accumulators(fold_trees(written)))))
+                            reverse_walks(
+                                reroll_loops(flatten_nests(forward_scratch(promote_accumulators(fold_trees(written)))))
+                            )
                         )
                     )
                     written = split_welford(merge_branches(written))
