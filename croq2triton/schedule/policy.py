@@ -200,6 +200,8 @@ def whole_row_bytes(passes: int, lanes: int) -> int:
     (one pass over two rows) at 4096 x 16384 ran at 0.645 of the roofline with each row in registers (16
     warps, one program an SM), 0.972 in blocks; at 16384 x 4096, 0.950 and 0.953."""
     return FOLD_WHOLE_BYTES if passes > 1 or lanes > 1 else FOLD_BLOCK_BYTES
+
+
 # a block of several independent rows whose lanes fold over them (a norm of four rows a block, a warp a
 # row): one row a program where a row holds at least this many bytes (lift/narrow.py). H100, Triton
 # 3.6, perf/probe_norm_rows.py (perf/RESULTS.md 2026-12-05): an RMSNorm at 4096 x 16384 ran at 0.98 of a

@@ -81,7 +81,9 @@ def _block(stmts: list[N.Stmt], taken: set[str], done: list[int]) -> list[N.Stmt
             s = dataclasses.replace(s, body=_block(s.body, taken, done))
             try:
                 made = _reversed(s, out, taken)
-            except (_Kept, foldloops.NotFolded):
+            # (an expression the rewrite does not take -- a shape, an index it cannot read -- leaves the loop
+            # as written too: the rewrite only changes the order a walk runs in)
+            except (_Kept, foldloops.NotFolded, ValueError, KeyError, TypeError, AssertionError):
                 out.append(s)
                 continue
             done[0] += 1
