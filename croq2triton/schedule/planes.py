@@ -135,7 +135,8 @@ def _merge(outer: N.For, m: _Merges) -> N.For:
         raise _NotMerged
     n = E.fold(E.Bin("-", inner.stop, inner.start))
     u = E.Var(N.fresh_name(f"{o}_{i}", m.taken), outer.var.dtype, lo=0)
-    r = _Rewrite(o, i, outer.start, inner.start, inner.stop, n, u, m)
+    carried = {v.name for v in (*outer.carried, *inner.carried)}
+    r = _Rewrite(o, i, outer.start, inner.start, inner.stop, n, u, m, carried)
     body = r.body(inner.body)
     stop = E.fold(E.Bin("*", E.Bin("-", outer.stop, outer.start), n))
     m.conds.append(E.Bin(">", n, E.Const(0)))
@@ -153,6 +154,7 @@ class _Rewrite:
     n: E.Expr  # i1 - i0
     u: E.Var  # the merged counter
     m: _Merges
+    carried: set[str]  # the names the two loops carry past their end
 
     def body(self, stmts: list[N.Stmt]) -> list[N.Stmt]:
         # the lets that read a counter put in where they are read (offsets, masks' operands), then
@@ -162,6 +164,8 @@ class _Rewrite:
         for s in stmts:
             s = N.map_exprs(s, lambda e: E.resolve(e, lets))  # (a mask is a boolean let: never in lets)
             if isinstance(s, N.Let) and self.reads(s.value) and s.var.dtype != "i1":
+                if s.var.name in self.carried:
+                    raise _NotMerged  # (read after the loop: it stays a name)
                 lets[s.var.name] = s.value
                 continue
             out.append(self.stmt(s))
@@ -277,10 +281,12 @@ class _Divisions:
         self.m = m
         assigned = {s.var.name for s in N.walk(body) if isinstance(s, N.Assign)}
         # the lets an index or a mask reads, put in to see its quotients (none that reads a re-bound variable)
+        bound = [s.var.name for s in N.walk(body) if isinstance(s, N.Let)]
+        once = {x for x in bound if bound.count(x) == 1}  # (a name bound twice: its value depends on where)
         self.lets = {
             s.var.name: s.value
             for s in N.walk(body)
-            if isinstance(s, N.Let) and E.is_int(s.var.type) and not E.names(s.value) & assigned
+            if isinstance(s, N.Let) and s.var.name in once and E.is_int(s.var.type) and not E.names(s.value) & assigned
         }
         self.pairs: list[tuple[E.Expr, E.Expr]] = []  # (e, n) of the accesses merged
 
