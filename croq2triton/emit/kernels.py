@@ -54,7 +54,7 @@ from ..schedule.lastcombine import NotCombined, combined_by_last
 from ..schedule.loadstages import has_read_loops, pipeline_loads
 from ..schedule.memacc import promote_accumulators
 from ..schedule.moments import NotMerged, merge_deviations
-from ..schedule.planes import host_condition, merge_planes
+from ..schedule.planes import merge_planes
 from ..schedule.reroll import reroll_loops
 from ..schedule.reverse import reverse_walks
 from ..schedule.sameloads import share_loads
@@ -330,9 +330,9 @@ class KernelDispatch:
                 # loop nests over two axes memory holds as one run: one loop where the launcher sees them so
                 # (schedule/planes.py)
                 merged = merge_planes(written) if self.schedule == "auto" else None
-                cond = host_condition(written, merged[1]) if merged is not None else None
-                if merged is not None and cond is not None:
-                    plane = dataclasses.replace(merged[0], name=f"{written.name}_planes")
+                if merged is not None:
+                    plane, cond = merged
+                    plane = dataclasses.replace(plane, name=f"{written.name}_planes")
                     plane_name = f"{name}_planes"
                     plane_schedule = self.tile_schedule(plane, top)
                     self.schedules[plane_name] = plane_schedule
@@ -364,17 +364,15 @@ class KernelDispatch:
         wide = self.widened(written, schedule, top)
         base = wide or dataclasses.replace(written, num_warps=schedule.num_warps)
         folded = self.folded(base, schedule, top)
-        sized = [a for a in folded.args if isinstance(a, N.Constexpr) and a.name == "BLOCK_J" and a.size is not None]
-        if folded is not base and schedule.fold < 0 and schedule.origin == "auto" and sized:
+        sized = _block_extent(folded)
+        if folded is not base and schedule.fold < 0 and schedule.origin == "auto" and sized is not None:
             # the row in registers where it fits, else in blocks (read again by each pass)
-            size, lanes = sized[0].size, sized[0].fixed
-            assert size is not None
+            lanes = sized.fixed
             most = policy.whole_row_bytes(len(foldable(base)), lanes) // _elem_bytes(folded)
             blocked = self.blocked(base, policy.fold_block_of(_elem_bytes(folded), lanes), schedule)
             blocked = dataclasses.replace(blocked, name=f"{name}_blocked")
             note = f"each row in registers where it holds at most {most} elements (else in blocks)"
-            fits = E.Bin("<=", E.fold(E.Bin("*", size, E.Const(lanes))), E.Const(most))
-            variants += [(folded, fits, note), (blocked, None, "")]
+            variants += [(folded, _fits(sized, most), note), (blocked, None, "")]
         elif wide is not None and (segments := policy.segments_split(written, schedule)) is not None:
             # lanes walking segments of their own: one lane a program where the segments are
             # long on average, else the lanes stay in one program, a block of each segment a step
@@ -398,9 +396,9 @@ class KernelDispatch:
             variants = [(lanes_first(fold_butterflies(fold_atomics(k))), cond, note) for k, cond, note in variants]
         split = self.split(written, schedule, top)
         rows = None
-        if one_row is not None and schedule.rows == 0 and split is None and len(variants) == 2 and sized:
+        if one_row is not None and schedule.rows == 0 and split is None and len(variants) == 2 and sized is not None:
             # folded whole or in blocks: one row a program past NARROW_ROW_BYTES rows
-            rows = self.one_row_a_program(one_row, name, host, sized[0], _elem_bytes(folded))
+            rows = self.one_row_a_program(one_row, name, host, sized, _elem_bytes(folded))
         if self.schedule == "auto" and split is None:
             variants = self.lines_split(written, schedule, top, variants)
         stages = schedule.num_stages or 1
@@ -764,7 +762,7 @@ class KernelDispatch:
         where the loops have no one extent the launcher sizes, or the lanes' count is fixed at launch."""
         if self.schedule != "auto" or schedule.origin != "auto" or schedule.fold <= 0 or folded is base:
             return None
-        if policy.tile_lanes(base) != policy.lane_count(base):
+        if policy.lane_count(base, policy.LAUNCH_LANES) != policy.lane_count(base):  # (lanes fixed at launch)
             return None
         if not any(isinstance(x, N.Load) for s in base.body if isinstance(s, N.For) for x in N.walk(s.body)):
             return None  # (loops that read nothing: nothing to pipeline either)
@@ -772,13 +770,12 @@ class KernelDispatch:
             whole = fold_all(base, E.Extent("BLOCK_J"), whole=True)
         except NotFolded:
             return None
-        sized = [a for a in whole.args if isinstance(a, N.Constexpr) and a.name == "BLOCK_J" and a.size is not None]
-        if not sized or sized[0].size is None:
+        sized = _block_extent(whole)
+        if sized is None:
             return None
         most = policy.FOLD_BLOCK_BYTES // _elem_bytes(folded)
-        fits = E.Bin("<=", E.fold(E.Bin("*", sized[0].size, E.Const(sized[0].fixed))), E.Const(most))
         note = f"each lane's row whole where the lanes' rows hold at most {most} elements (else in blocks)"
-        return [(dataclasses.replace(whole, name=f"{base.name}_whole"), fits, note), (folded, None, "")]
+        return [(dataclasses.replace(whole, name=f"{base.name}_whole"), _fits(sized, most), note), (folded, None, "")]
 
     def blocked(self, kernel: N.Kernel, block: int, schedule: TileSchedule) -> N.Kernel:
         """``kernel``'s loops folded in blocks of ``block`` (rows too long for the registers, read again by
@@ -827,6 +824,20 @@ def _split_for(tiles: E.Expr, steps: E.Expr, sms: E.Expr) -> E.Expr:
     longest = E.Bin("/", steps, E.Const(occupancy.MIN_SPLIT_STEPS))
     most = E.Bin("min", E.Bin("min", wave, longest), E.Const(occupancy.MAX_SPLIT))
     return E.Bin("max", E.Const(1), most)
+
+
+def _block_extent(kernel: N.Kernel) -> N.Constexpr | None:
+    """The block extent ``BLOCK_J`` of loops folded whole, fixed at launch (None: none)."""
+    return next(
+        (a for a in kernel.args if isinstance(a, N.Constexpr) and a.name == "BLOCK_J" and a.size is not None), None
+    )
+
+
+def _fits(extent: N.Constexpr, most: int) -> E.Expr:
+    """The launcher's condition that the rows folded whole in ``extent`` hold at most ``most`` elements
+    with the lanes beside them."""
+    assert extent.size is not None
+    return E.Bin("<=", E.fold(E.Bin("*", extent.size, E.Const(extent.fixed))), E.Const(most))
 
 
 def _elem_bytes(kernel: N.Kernel) -> int:

@@ -69,10 +69,17 @@ class _Merges:
     count: int = 0  # nests merged
     divisions: bool = False  # accesses at (e / n, e % n) merged
 
+    def saved(self) -> tuple[dict[str, N.Arg], dict[tuple[str, int, int], N.Pointer], list[E.Expr]]:
+        """What a rewrite that may fail adds to, as it is before it (:meth:`restore`)."""
+        return dict(self.args), dict(self.pointers), list(self.conds)
+
+    def restore(self, saved: tuple[dict[str, N.Arg], dict[tuple[str, int, int], N.Pointer], list[E.Expr]]) -> None:
+        self.args, self.pointers, self.conds = saved
+
 
 def merge_planes(kernel: N.Kernel) -> tuple[N.Kernel, E.Expr] | None:
-    """``kernel`` with each nest the proof admits as one loop, and the launcher's condition for it
-    (an expression of the kernel's stride and scalar arguments); None where no nest merges."""
+    """``kernel`` with each nest the proof admits as one loop, and the launcher's condition for it (as
+    the launcher computes it: :func:`host_condition`); None where no nest merges."""
     taken = {a.name for a in kernel.args} | {v.name for s in N.walk(kernel.body) for v in N.defines(s)}
     m = _Merges({a.name: a for a in kernel.args}, taken)
     body = N.map_loops(kernel.body, lambda s: _loop(s, m))
@@ -95,21 +102,21 @@ def merge_planes(kernel: N.Kernel) -> tuple[N.Kernel, E.Expr] | None:
         ),
     ]
     doc = kernel.doc + " " + "; ".join(said).capitalize() + " (schedule/planes.py)."
-    cond = E.conj(m.conds)
+    cond = host_condition(kernel, E.conj(m.conds))
     merged = dataclasses.replace(kernel, body=body, args=args, doc=doc)
     try:  # (a mask term the rewrite could not say of the merged index: the kernel as written)
         verify(merged)
     except VerifyError:
         return None
-    return merged, cond
+    return (merged, cond) if cond is not None else None
 
 
 def _loop(s: N.For, m: _Merges) -> N.For:
-    saved = (dict(m.args), dict(m.pointers), list(m.conds))
+    saved = m.saved()
     try:
         out = _merge(s, m)
     except _NotMerged:
-        m.args, m.pointers, m.conds = saved
+        m.restore(saved)
         return s
     m.count += 1
     return out
@@ -139,7 +146,6 @@ def _merge(outer: N.For, m: _Merges) -> N.For:
     r = _Rewrite(o, i, outer.start, inner.start, inner.stop, n, u, m, carried)
     body = r.body(inner.body)
     stop = E.fold(E.Bin("*", E.Bin("-", outer.stop, outer.start), n))
-    m.conds.append(E.Bin(">", n, E.Const(0)))
     carried = tuple(dict.fromkeys([*outer.carried, *inner.carried]))
     return N.For(u, E.Const(0), stop, E.Const(1), body, carried=carried, line=inner.line)
 
@@ -291,10 +297,10 @@ class _Divisions:
         self.pairs: list[tuple[E.Expr, E.Expr]] = []  # (e, n) of the accesses merged
 
     def run(self, body: list[N.Stmt]) -> list[N.Stmt]:
-        saved = (dict(self.m.args), dict(self.m.pointers), list(self.m.conds))
+        saved = self.m.saved()
         out = [self.stmt(s) for s in body]
         if not self.pairs:
-            self.m.args, self.m.pointers, self.m.conds = saved
+            self.m.restore(saved)
             return body
         # (a quotient or remainder an access still reads keeps its mask terms: its bounds)
         left = {
@@ -426,8 +432,9 @@ def host_condition(kernel: N.Kernel, cond: E.Expr) -> E.Expr | None:
     """``cond``, an expression of ``kernel``'s stride and scalar arguments, as the launcher computes it
     (a stride as ``_rt.stride(tensor, dim)``); None where it reads anything else."""
     env: dict[str, E.Expr] = {}
+    args = {a.name: a for a in kernel.args}
     for v in E.free_vars(cond):
-        a = kernel.arg(v.name) if v.name in {x.name for x in kernel.args} else None
+        a = args.get(v.name)
         if isinstance(a, N.Scalar):
             env[v.name] = a.host
         elif isinstance(a, N.Stride):

@@ -253,7 +253,7 @@ def fold_auto(kernel: N.Kernel, facts: Facts | None) -> TileSchedule | None:
             return None  # (tiles of more axes than the lanes': a thread's copy of a buffer, say)
         # lanes of two or three axes, each walking a row (a thread per row in a [4, 8] block): they stay in
         # one program, each iteration a tile of them and a block of the rows (FOLD_BLOCK_BYTES of the tile)
-        block = max(16, pow2(FOLD_BLOCK_BYTES // _elem_bytes(kernel) // max(1, tile_lanes(kernel))))
+        block = max(16, pow2(FOLD_BLOCK_BYTES // _elem_bytes(kernel) // max(1, lane_count(kernel, LAUNCH_LANES))))
         return TileSchedule(tuple(1 for _ in kernel.program_ids), FOLD_WARPS, origin="auto", fold=block)
     splits = _row_splits(kernel, facts)
     if all(s == 1 for s in splits):  # the lanes stay: each iteration a tile of them and a block of the row
@@ -330,7 +330,7 @@ def lanes_fold(kernel: N.Kernel, facts: Facts | None) -> TileSchedule:
     """The fold of a kernel whose lanes stay in one program: each iteration a tile of them and a block
     of their rows (FOLD_BLOCK_BYTES of them)."""
     elem = facts.elem_bytes if facts is not None else _elem_bytes(kernel)
-    tile = max(max(facts.tile.values(), default=1) if facts is not None else 1, tile_lanes(kernel))
+    tile = max(max(facts.tile.values(), default=1) if facts is not None else 1, lane_count(kernel, LAUNCH_LANES))
     block = max(16, pow2(FOLD_BLOCK_BYTES // elem // max(1, tile)))
     return TileSchedule(tuple(1 for _ in kernel.program_ids), FOLD_WARPS, origin="auto", fold=block)
 
@@ -606,21 +606,16 @@ def lines_block(elem_bytes: int, lanes: int, budget: int = FOLD_BLOCK_BYTES) -> 
     return pow2(max(2, budget // (lanes * elem_bytes)))
 
 
-def lane_count(kernel: N.Kernel) -> int:
-    """The lanes of a kernel's tiles (the product of the extents known when translating)."""
-    return prod(d for d in lane_shape(kernel) if isinstance(d, int))
-
-
 # lanes an extent fixed at launch is taken to hold where a fold's block is sized for the registers (a thread
-# level of G threads, G a parameter: a group norm's groups)
+# level of G threads, G a parameter: a group norm's groups; a block of 4096 f32 for each of 32 groups spilled
+# the registers of every thread)
 LAUNCH_LANES = 32
 
 
-def tile_lanes(kernel: N.Kernel) -> int:
-    """The lanes of a kernel's tiles, an extent fixed at launch as LAUNCH_LANES: a folded block of
-    FOLD_BLOCK_BYTES of each lane's row stays within the registers for up to that many lanes (a block
-    of 4096 f32 for each of 32 groups spilled the registers of every thread)."""
-    return prod(d if isinstance(d, int) else LAUNCH_LANES for d in lane_shape(kernel))
+def lane_count(kernel: N.Kernel, at_launch: int = 1) -> int:
+    """The lanes of a kernel's tiles: the product of the extents known when translating, each extent fixed
+    at launch counted as ``at_launch`` (LAUNCH_LANES where a fold's block is sized for the registers)."""
+    return prod(d if isinstance(d, int) else at_launch for d in lane_shape(kernel))
 
 
 def _known_extents(kernel: N.Kernel, loops: list[N.For]) -> bool:
