@@ -788,11 +788,7 @@ class _Rewrite:
         self.steps: E.Var | None = None  # the blocks folded so far (a scalar counter: Welford's 1 / n)
 
     def fresh(self, name: str) -> str:
-        base, k = name, 2
-        while name in self.taken:
-            name, k = f"{base}_{k}", k + 1
-        self.taken.add(name)
-        return name
+        return N.fresh_name(name, self.taken)
 
     def run(self) -> list[N.Stmt]:
         return _kept_shapes(self.rewrite(), {name: f.acc for name, f in self.folds.items()})

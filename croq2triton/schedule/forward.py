@@ -247,14 +247,10 @@ class _Forward:
         index = _without_zero_tiles(self.resolve(s.index[0]))
         if s.var.shape:  # (lanes placed onto an axis, ``lane_id[:, None]``: the names staging gave them)
             index = self.lift_lanes(index, len(s.var.shape))
-        names = [v.name for v in E.free_vars(index) if self.lane(v) is not None or v.name in ranges]
-        terms = E.linear(index, names)
-        if terms is None or not E.same(terms[1], staged.base):
-            raise NotForwarded("a load at another base")
-        strides = {a[1]: d for d, a in enumerate(staged.axes) if a[2] > 1}
+        coefs, strides = self.position(index, staged, ranges)
         picks: dict[int, E.Expr] = {}
         kept: dict[int, E.Expr] = {}  # tile axis -> the load's lane along it
-        for name, coef in terms[0].items():
+        for name, coef in coefs.items():
             d = strides.get(coef)
             if d is None or d in picks or d in kept:
                 raise NotForwarded("a position that is not one element of the tile")
@@ -322,6 +318,18 @@ class _Forward:
             value = E.Where(s.mask, value, E.Full(s.var.shape, s.other, s.var.type))
         return value
 
+    def position(
+        self, index: E.Expr, staged: Staged, ranges: dict[str, tuple[E.Expr, E.Expr]]
+    ) -> tuple[dict[str, int], dict[int, int]]:
+        """A load's flat ``index`` into the staged tile as the coefficients of its lanes and counters over
+        the tile's base, and the tile's axes of more than one element by their strides (NotForwarded
+        where the index is not so)."""
+        names = [v.name for v in E.free_vars(index) if self.lane(v) is not None or v.name in ranges]
+        terms = E.linear(index, names)
+        if terms is None or not E.same(terms[1], staged.base):
+            raise NotForwarded("a load at another base")
+        return terms[0], {a[1]: d for d, a in enumerate(staged.axes) if a[2] > 1}
+
     def reload(self, s: N.Load, staged: Staged, ranges: dict[str, tuple[E.Expr, E.Expr]]) -> list[N.Stmt]:
         """The load of a staged tile's element that :meth:`element` cannot take from registers (a lane
         shifted by a counter, ``s.data.at(0, n + k)``: a depthwise convolution's taps), as a load of the
@@ -338,13 +346,9 @@ class _Forward:
         if src.mask is not None and src.mask.name not in self.lets:
             raise NotForwarded("a tensor's load under a mask of unknown value")
         index = _without_zero_tiles(self.resolve(s.index[0]))
-        names = [v.name for v in E.free_vars(index) if self.lane(v) is not None or v.name in ranges]
-        terms = E.linear(index, names)
-        if terms is None or not E.same(terms[1], staged.base):
-            raise NotForwarded("a load at another base")
-        strides = {a[1]: d for d, a in enumerate(staged.axes) if a[2] > 1}
+        coefs, strides = self.position(index, staged, ranges)
         at: dict[int, E.Expr] = {}
-        for name, coef in terms[0].items():
+        for name, coef in coefs.items():
             d = strides.get(coef)
             if d is None:
                 raise NotForwarded("a position that is not one element of the tile")
@@ -401,11 +405,7 @@ class _Forward:
         return out
 
     def fresh(self, name: str) -> str:
-        base, k = name, 2
-        while name in self.taken:
-            name, k = f"{base}_{k}", k + 1
-        self.taken.add(name)
-        return name
+        return N.fresh_name(name, self.taken)
 
     def bounded(self, name: str, ranges: dict[str, tuple[E.Expr, E.Expr]]) -> E.Expr:
         """A lane or loop counter of a load's index as a variable with its bounds."""

@@ -158,23 +158,16 @@ class _Rewrite:
         n - 1`` as ``j < n``, an edge Triton proves aligned where the old one hid it); None where
         nothing changes."""
         t = _positive(t)
-        if isinstance(t, E.Bin) and t.op == "!=" and _constant_along(t, last, axes):
+        if not (isinstance(t, E.Bin) and t.op in ("<", "<=", ">", ">=", "!=")):
+            return None
+        compared = _compared(t, last, axes)
+        if compared is None:
+            return None
+        op, bound = compared
+        if op == "!=":
             # j != e leaves out one element of the row: read it too (inside the tensor by the bounds the
             # mask keeps), masked again below (a loss that skips the target's column)
             return E.Const(True, "i1"), False
-        if not (isinstance(t, E.Bin) and t.op in ("<", "<=", ">", ">=")):
-            return None
-        if E.same(t.lhs, last):
-            op, bound = t.op, t.rhs
-        elif E.same(t.rhs, last):
-            op, bound = _FLIPPED[t.op], t.lhs
-        else:
-            return None
-        if not E.is_int(bound.dtype) or bound.dtype == "i1":
-            return None
-        shape = (1,) * (len(last.shape) - len(bound.shape)) + tuple(bound.shape)
-        if len(shape) != len(last.shape) or any(shape[a] != 1 for a in axes):
-            return None  # the bound varies along the contiguous axis itself
         lower = op in (">", ">=")
         if op in ("<=", ">"):  # j <= e as j < e + 1, j > e as j >= e + 1
             bound = E.fold(E.Bin("+", bound, E.Const(1)))
@@ -225,18 +218,21 @@ class _Rewrite:
         return out[:k] + out[k + 1 :] + merged
 
 
-def _constant_along(t: E.Bin, last: E.Expr, axes: list[int]) -> bool:
-    """Whether ``t`` compares ``last`` with an integer that is the same along ``axes``."""
+def _compared(t: E.Bin, last: E.Expr, axes: list[int]) -> tuple[str, E.Expr] | None:
+    """``t`` as ``last op bound`` where it compares ``last`` with an integer that is the same along
+    ``axes`` (not varying along the contiguous axis itself); None otherwise."""
     if E.same(t.lhs, last):
-        bound = t.rhs
+        op, bound = t.op, t.rhs
     elif E.same(t.rhs, last):
-        bound = t.lhs
+        op, bound = _FLIPPED[t.op], t.lhs
     else:
-        return False
+        return None
     if not E.is_int(bound.dtype) or bound.dtype == "i1":
-        return False
+        return None
     shape = (1,) * (len(last.shape) - len(bound.shape)) + tuple(bound.shape)
-    return len(shape) == len(last.shape) and all(shape[a] == 1 for a in axes)
+    if len(shape) != len(last.shape) or any(shape[a] != 1 for a in axes):
+        return None
+    return op, bound
 
 
 def _speculated(t: E.Expr, axes: list[int], rank: int, lets: dict[str, E.Expr], loaded: set[str]) -> bool:

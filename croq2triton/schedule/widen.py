@@ -523,11 +523,7 @@ class _Rewrite:
             self.row = (pid, value, ok, below)
 
     def fresh(self, name: str) -> str:
-        base, k = name, 2
-        while name in self.taken:
-            name, k = f"{base}_{k}", k + 1
-        self.taken.add(name)
-        return name
+        return N.fresh_name(name, self.taken)
 
     def row_mask(self, mask: E.Var | None) -> tuple[list[N.Stmt], E.Var]:
         """The mask of an access with the rows past the grid's last block masked off too."""
