@@ -11,7 +11,7 @@ table, the first row that holds:
 row   tile, stages, warps        taken where                                                 kernel
 ====  =========================  =========================================================  ========
 A     128 x 256, 4, 8, persist.  its tiles fill at least 9/10 of a wave (tiles >= 0.9 SMs)  ``k``
-B     128 x 128, 4, 8            its tiles fill a wave (tiles >= SMs)                        ``k_t128x128``
+B     128 x 128, 6, 4            its tiles fill 9/10 of a wave (tiles >= 0.9 SMs)            ``k_t128x128``
 C     64 x 128, 4, 4             its tiles fill a wave                                       ``k_t64x128``
 D     64 x 64, 4, 4              the split count below is 1 (a wave, or K too short)        ``k_t64x64``
 S     64 x 64, K split           otherwise: K divided among ``split_for`` programs a tile   ``k_splitk``
@@ -23,11 +23,13 @@ the same bytes a stage.)  Why each row:
 * A: the measured best at 8192^3 (1.009 of cuBLAS persistent, schedule/policy.py; 1.023 with its tile
   loop fused with the K loop in 4 stages, 16-bit operands); at 2048^3 its 128 tiles on 132 SMs (97% of
   a wave) ran at 0.98 (0.999 fused), so a tile is kept down to 9/10 of a wave;
-* B: 128 x 128 x 64, 4 stages, 8 warps ran at 0.92 of cuBLAS at 8192^3 (schedule/policy.py): the
-  next best tile, with twice the programs;
+* B: 128 x 128 x 64, the next best tile at 8192^3 (0.92 of cuBLAS in 4 stages, schedule/policy.py),
+  with twice the programs, in the deepest pipeline that fits beside the epilogue up to 6 stages
+  (``_deepest``): M = 256, N = K = 8192 (128 tiles for 132 SMs) measured 0.995 of cuBLAS in 6 stages
+  and 4 warps, 0.991 in 8 warps, 0.93 in 5, 0.83 in 4, where C's 64 x 128 ran at 0.85 (``croq2triton
+  tune`` on the H200, perf/RESULTS.md 2026-12-07 13:10);
 * C: one warpgroup's 64 rows: two programs fit an SM (4 stages of 24 KB), so 256 tiles run as one
-  wave of two programs per SM.  M = 256, N = K = 8192 takes it: 256 programs (B gives 128, under a
-  wave).  Not measured yet: ``croq2triton tune`` varies the tile at those sizes;
+  wave of two programs per SM;
 * D: small outputs (1024^3: 256 programs), three programs an SM (4 stages of 16 KB);
 * S: even 64 x 64 tiles leave SMs idle and K is long: ``cdiv(SMs, tiles)`` programs share each
   tile's K loop (each at least ``MIN_SPLIT_STEPS`` K steps, at most ``MAX_SPLIT``), their partial
@@ -46,9 +48,11 @@ from dataclasses import dataclass, replace
 from ..tir.contract import Contraction
 from .policy import auto
 from .schedule import Schedule
+from .shared import SHARED_LIMIT, contraction_shared
 
 MIN_SPLIT_STEPS = 4  # K steps of each split at least: a shorter loop does not fill the pipeline's stages
 MAX_SPLIT = 16  # splits of one tile at most: each adds a tile of f32 partial sums written and read again
+DEEPEST = 6  # stages of row B's pipeline at most (as many as fit beside the epilogue's buffer)
 H200_SMS = 132
 
 
@@ -75,11 +79,19 @@ def table(c: Contraction) -> tuple[Row, ...] | None:
 
     return (
         Row(a, "", (9, 10), "128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)"),
-        Row(small(128, 128, 4, 8, False), "t128x128", (1, 1), "128 x 256 tiles leave SMs idle; 128 x 128 fill a wave"),
+        Row(_deepest(small(128, 128, DEEPEST, 4, False), c), "t128x128", (9, 10),
+            "128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave"),
         Row(small(64, 128, 4, 4, False), "t64x128", (1, 1), "64 x 128 tiles fill a wave (two programs an SM)"),
         Row(small(64, 64, 4, 4, False), "t64x64", None, "64 x 64 tiles fill a wave, or K is too short to split"),
         Row(small(64, 64, 4, 4, False, 0), "splitk", None, "64 x 64 tiles leave SMs idle: K split among programs"),
     )
+
+
+def _deepest(s: Schedule, c: Contraction) -> Schedule:
+    """``s`` in as many of its stages as fit in shared memory beside the epilogue (at least 3)."""
+    while s.num_stages > 3 and contraction_shared(s, c) > SHARED_LIMIT:
+        s = s.with_(num_stages=s.num_stages - 1)
+    return s
 
 
 def tiles(s: Schedule, m: int, n: int) -> int:

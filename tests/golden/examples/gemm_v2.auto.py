@@ -577,8 +577,8 @@ def matmul(lhs, rhs, output, *, _launch=None):
                 ),
             )
         else:
-            # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
-            if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) >= _matmul_k0_sms:
+            # 128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave
+            if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) * 10 >= _matmul_k0_sms * 9:
                 # gemm_v2.co:10
                 _matmul_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
                 _matmul_k0_t128x128_lhs_desc = _rt.tma_desc(lhs, (128, 64), _matmul_k0_t128x128_TMA_LHS, "zero")
@@ -612,9 +612,9 @@ def matmul(lhs, rhs, output, *, _launch=None):
                         GROUP_M=8,
                         TMA_LHS=_matmul_k0_t128x128_TMA_LHS,
                         TMA_RHS=_matmul_k0_t128x128_TMA_RHS,
-                        NUM_STAGES=4,
+                        NUM_STAGES=6,
                         TMA_OUTPUT=_matmul_k0_t128x128_TMA_OUTPUT,
-                        num_warps=8,
+                        num_warps=4,
                     ),
                 )
             else:

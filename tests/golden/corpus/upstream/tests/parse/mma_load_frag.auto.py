@@ -462,7 +462,7 @@ def mma_load_frag(lhs, rhs, *, _launch=None):
             ),
         )
     else:
-        if 1 >= _mma_load_frag_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+        if 10 >= _mma_load_frag_k0_sms * 9:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave
             # mma_load_frag.co:5
             _mma_load_frag_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
             _mma_load_frag_k0_t128x128_lhs_desc = _rt.tma_desc(
@@ -501,7 +501,7 @@ def mma_load_frag(lhs, rhs, *, _launch=None):
                     TMA_RHS=_mma_load_frag_k0_t128x128_TMA_RHS,
                     NUM_STAGES=1,
                     TMA_OUTPUT=_mma_load_frag_k0_t128x128_TMA_OUTPUT,
-                    num_warps=8,
+                    num_warps=4,
                 ),
             )
         else:

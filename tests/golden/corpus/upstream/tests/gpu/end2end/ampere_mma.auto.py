@@ -464,7 +464,7 @@ def matmul_group_rc(lhs, rhs, *, _launch=None):
             ),
         )
     else:
-        if 2 >= _matmul_group_rc_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+        if 20 >= _matmul_group_rc_k0_sms * 9:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave
             # ampere_mma.co:16
             _matmul_group_rc_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
             _matmul_group_rc_k0_t128x128_lhs_desc = _rt.tma_desc(
@@ -503,7 +503,7 @@ def matmul_group_rc(lhs, rhs, *, _launch=None):
                     TMA_RHS=_matmul_group_rc_k0_t128x128_TMA_RHS,
                     NUM_STAGES=4,
                     TMA_OUTPUT=_matmul_group_rc_k0_t128x128_TMA_OUTPUT,
-                    num_warps=8,
+                    num_warps=4,
                 ),
             )
         else:
@@ -1186,7 +1186,8 @@ def matmul_fusion_scalar(lhs, rhs, bias, *, _launch=None):
             ),
         )
     else:
-        if 2 >= _matmul_fusion_scalar_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+        # 128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave
+        if 20 >= _matmul_fusion_scalar_k0_sms * 9:
             # ampere_mma.co:84
             _matmul_fusion_scalar_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
             _matmul_fusion_scalar_k0_t128x128_lhs_desc = _rt.tma_desc(
@@ -1226,7 +1227,7 @@ def matmul_fusion_scalar(lhs, rhs, bias, *, _launch=None):
                     TMA_RHS=_matmul_fusion_scalar_k0_t128x128_TMA_RHS,
                     NUM_STAGES=4,
                     TMA_OUTPUT=_matmul_fusion_scalar_k0_t128x128_TMA_OUTPUT,
-                    num_warps=8,
+                    num_warps=4,
                 ),
             )
         else:
@@ -1898,7 +1899,8 @@ def mma_m8n8k4_f16_f16(lhs, rhs, *, _launch=None):
             ),
         )
     else:
-        if 2 >= _mma_m8n8k4_f16_f16_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+        # 128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave
+        if 20 >= _mma_m8n8k4_f16_f16_k0_sms * 9:
             # ampere_mma.co:239
             _mma_m8n8k4_f16_f16_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
             _mma_m8n8k4_f16_f16_k0_t128x128_lhs_desc = _rt.tma_desc(
@@ -1937,7 +1939,7 @@ def mma_m8n8k4_f16_f16(lhs, rhs, *, _launch=None):
                     TMA_RHS=_mma_m8n8k4_f16_f16_k0_t128x128_TMA_RHS,
                     NUM_STAGES=1,
                     TMA_OUTPUT=_mma_m8n8k4_f16_f16_k0_t128x128_TMA_OUTPUT,
-                    num_warps=8,
+                    num_warps=4,
                 ),
             )
         else:
@@ -2502,7 +2504,8 @@ def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
             ),
         )
     else:
-        if 1 >= _mma_m8n8k16_s8_s32_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+        # 128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave
+        if 10 >= _mma_m8n8k16_s8_s32_k0_sms * 9:
             # ampere_mma.co:266
             _mma_m8n8k16_s8_s32_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 128), (128, 128), "loads (auto)")
             _mma_m8n8k16_s8_s32_k0_t128x128_lhs_desc = _rt.tma_desc(
@@ -2541,7 +2544,7 @@ def mma_m8n8k16_s8_s32(lhs, rhs, *, _launch=None):
                     TMA_RHS=_mma_m8n8k16_s8_s32_k0_t128x128_TMA_RHS,
                     NUM_STAGES=1,
                     TMA_OUTPUT=_mma_m8n8k16_s8_s32_k0_t128x128_TMA_OUTPUT,
-                    num_warps=8,
+                    num_warps=4,
                 ),
             )
         else:
@@ -3107,7 +3110,8 @@ def mma_m16n8k8_f16_f32(lhs, rhs, *, _launch=None):
             ),
         )
     else:
-        if 1 >= _mma_m16n8k8_f16_f32_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+        # 128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave
+        if 10 >= _mma_m16n8k8_f16_f32_k0_sms * 9:
             # ampere_mma.co:292
             _mma_m16n8k8_f16_f32_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
             _mma_m16n8k8_f16_f32_k0_t128x128_lhs_desc = _rt.tma_desc(
@@ -3146,7 +3150,7 @@ def mma_m16n8k8_f16_f32(lhs, rhs, *, _launch=None):
                     TMA_RHS=_mma_m16n8k8_f16_f32_k0_t128x128_TMA_RHS,
                     NUM_STAGES=1,
                     TMA_OUTPUT=_mma_m16n8k8_f16_f32_k0_t128x128_TMA_OUTPUT,
-                    num_warps=8,
+                    num_warps=4,
                 ),
             )
         else:
@@ -3749,8 +3753,8 @@ def matmul_f16_sm86(lhs, rhs, output, *, _launch=None):
             ),
         )
     else:
-        # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
-        if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) >= _matmul_f16_sm86_k0_sms:
+        # 128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave
+        if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) * 10 >= _matmul_f16_sm86_k0_sms * 9:
             # ampere_mma.co:385
             _matmul_f16_sm86_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
             _matmul_f16_sm86_k0_t128x128_lhs_desc = _rt.tma_desc(
@@ -3790,9 +3794,9 @@ def matmul_f16_sm86(lhs, rhs, output, *, _launch=None):
                     GROUP_M=8,
                     TMA_LHS=_matmul_f16_sm86_k0_t128x128_TMA_LHS,
                     TMA_RHS=_matmul_f16_sm86_k0_t128x128_TMA_RHS,
-                    NUM_STAGES=4,
+                    NUM_STAGES=6,
                     TMA_OUTPUT=_matmul_f16_sm86_k0_t128x128_TMA_OUTPUT,
-                    num_warps=8,
+                    num_warps=4,
                 ),
             )
         else:
@@ -4407,8 +4411,8 @@ def matmul_trans_sm86(lhs, rhs, output, *, _launch=None):
             ),
         )
     else:
-        # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
-        if _rt.cdiv(N, 128) * _rt.cdiv(M, 128) >= _matmul_trans_sm86_k0_sms:
+        # 128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave
+        if _rt.cdiv(N, 128) * _rt.cdiv(M, 128) * 10 >= _matmul_trans_sm86_k0_sms * 9:
             # ampere_mma.co:406
             _matmul_trans_sm86_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)")
             _matmul_trans_sm86_k0_t128x128_rhs_desc = _rt.tma_desc(
@@ -4448,9 +4452,9 @@ def matmul_trans_sm86(lhs, rhs, output, *, _launch=None):
                     GROUP_M=8,
                     TMA_RHS=_matmul_trans_sm86_k0_t128x128_TMA_RHS,
                     TMA_LHS=_matmul_trans_sm86_k0_t128x128_TMA_LHS,
-                    NUM_STAGES=4,
+                    NUM_STAGES=6,
                     TMA_OUTPUT=_matmul_trans_sm86_k0_t128x128_TMA_OUTPUT,
-                    num_warps=8,
+                    num_warps=4,
                 ),
             )
         else:
@@ -5078,8 +5082,8 @@ def matmul_persis_sta_sm86(lhs, rhs, output, *, _launch=None):
             ),
         )
     else:
-        # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
-        if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) >= _matmul_persis_sta_sm86_k0_sms:
+        # 128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave
+        if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) * 10 >= _matmul_persis_sta_sm86_k0_sms * 9:
             _matmul_persis_sta_sm86_k0_t128x128_TMA_LHS = _rt.tma_ok(
                 _F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)"
             )  # ampere_mma.co:429
@@ -5122,9 +5126,9 @@ def matmul_persis_sta_sm86(lhs, rhs, output, *, _launch=None):
                     GROUP_M=8,
                     TMA_LHS=_matmul_persis_sta_sm86_k0_t128x128_TMA_LHS,
                     TMA_RHS=_matmul_persis_sta_sm86_k0_t128x128_TMA_RHS,
-                    NUM_STAGES=4,
+                    NUM_STAGES=6,
                     TMA_OUTPUT=_matmul_persis_sta_sm86_k0_t128x128_TMA_OUTPUT,
-                    num_warps=8,
+                    num_warps=4,
                 ),
             )
         else:
@@ -5759,8 +5763,8 @@ def matmul_persis_colmajor_sm86(lhs, rhs, output, *, _launch=None):
             ),
         )
     else:
-        # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
-        if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) >= _matmul_persis_colmajor_sm86_k0_sms:
+        # 128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave
+        if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) * 10 >= _matmul_persis_colmajor_sm86_k0_sms * 9:
             _matmul_persis_colmajor_sm86_k0_t128x128_TMA_LHS = _rt.tma_ok(
                 _F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)"
             )  # ampere_mma.co:459
@@ -5803,9 +5807,9 @@ def matmul_persis_colmajor_sm86(lhs, rhs, output, *, _launch=None):
                     GROUP_M=8,
                     TMA_LHS=_matmul_persis_colmajor_sm86_k0_t128x128_TMA_LHS,
                     TMA_RHS=_matmul_persis_colmajor_sm86_k0_t128x128_TMA_RHS,
-                    NUM_STAGES=4,
+                    NUM_STAGES=6,
                     TMA_OUTPUT=_matmul_persis_colmajor_sm86_k0_t128x128_TMA_OUTPUT,
-                    num_warps=8,
+                    num_warps=4,
                 ),
             )
         else:

@@ -707,8 +707,8 @@ def matmul_f16_ws_1p3c_persis(lhs, rhs, output, *, _launch=None):
             ),
         )
     else:
-        # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
-        if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) >= _matmul_f16_ws_1p3c_persis_k0_sms:
+        # 128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave
+        if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) * 10 >= _matmul_f16_ws_1p3c_persis_k0_sms * 9:
             _matmul_f16_ws_1p3c_persis_k0_t128x128_TMA_LHS = _rt.tma_ok(
                 _F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)"
             )  # wgmma_persis.co:41
@@ -751,9 +751,9 @@ def matmul_f16_ws_1p3c_persis(lhs, rhs, output, *, _launch=None):
                     GROUP_M=8,
                     TMA_LHS=_matmul_f16_ws_1p3c_persis_k0_t128x128_TMA_LHS,
                     TMA_RHS=_matmul_f16_ws_1p3c_persis_k0_t128x128_TMA_RHS,
-                    NUM_STAGES=4,
+                    NUM_STAGES=6,
                     TMA_OUTPUT=_matmul_f16_ws_1p3c_persis_k0_t128x128_TMA_OUTPUT,
-                    num_warps=8,
+                    num_warps=4,
                 ),
             )
         else:

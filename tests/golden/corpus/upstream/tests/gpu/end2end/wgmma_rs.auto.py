@@ -532,7 +532,7 @@ def wgmma_rs2(lhs, rhs, *, _launch=None):
             ),
         )
     else:
-        if 1 >= _wgmma_rs2_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+        if 10 >= _wgmma_rs2_k0_sms * 9:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave
             # wgmma_rs.co:28
             _wgmma_rs2_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
             _wgmma_rs2_k0_t128x128_lhs_desc = _rt.tma_desc(lhs, (128, 64), _wgmma_rs2_k0_t128x128_TMA_LHS, "zero")
@@ -565,7 +565,7 @@ def wgmma_rs2(lhs, rhs, *, _launch=None):
                     TMA_RHS=_wgmma_rs2_k0_t128x128_TMA_RHS,
                     NUM_STAGES=1,
                     TMA_OUTPUT=_wgmma_rs2_k0_t128x128_TMA_OUTPUT,
-                    num_warps=8,
+                    num_warps=4,
                 ),
             )
         else:

@@ -529,8 +529,8 @@ def matmul_e4m3(lhs, rhs, output, *, _launch=None):
                 ),
             )
         else:
-            # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
-            if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) >= _matmul_e4m3_k0_sms:
+            # 128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave
+            if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) * 10 >= _matmul_e4m3_k0_sms * 9:
                 # wgmma_ss.co:8
                 _matmul_e4m3_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 128), (128, 128), "loads (auto)")
                 _matmul_e4m3_k0_t128x128_lhs_desc = _rt.tma_desc(
@@ -563,8 +563,8 @@ def matmul_e4m3(lhs, rhs, output, *, _launch=None):
                         GROUP_M=8,
                         TMA_LHS=_matmul_e4m3_k0_t128x128_TMA_LHS,
                         TMA_RHS=_matmul_e4m3_k0_t128x128_TMA_RHS,
-                        NUM_STAGES=4,
-                        num_warps=8,
+                        NUM_STAGES=6,
+                        num_warps=4,
                     ),
                 )
             else:
@@ -1258,8 +1258,8 @@ def matmul_f16(lhs, rhs, output, *, _launch=None):
                 ),
             )
         else:
-            # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
-            if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) >= _matmul_f16_k0_sms:
+            # 128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave
+            if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) * 10 >= _matmul_f16_k0_sms * 9:
                 # wgmma_ss.co:34
                 _matmul_f16_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
                 _matmul_f16_k0_t128x128_lhs_desc = _rt.tma_desc(lhs, (128, 64), _matmul_f16_k0_t128x128_TMA_LHS, "zero")
@@ -1295,9 +1295,9 @@ def matmul_f16(lhs, rhs, output, *, _launch=None):
                         GROUP_M=8,
                         TMA_LHS=_matmul_f16_k0_t128x128_TMA_LHS,
                         TMA_RHS=_matmul_f16_k0_t128x128_TMA_RHS,
-                        NUM_STAGES=4,
+                        NUM_STAGES=6,
                         TMA_OUTPUT=_matmul_f16_k0_t128x128_TMA_OUTPUT,
-                        num_warps=8,
+                        num_warps=4,
                     ),
                 )
             else:
@@ -2006,8 +2006,8 @@ def matmul_e4m3_mwg(lhs, rhs, output, *, _launch=None):
                 ),
             )
         else:
-            # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
-            if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) >= _matmul_e4m3_mwg_k0_sms:
+            # 128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave
+            if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) * 10 >= _matmul_e4m3_mwg_k0_sms * 9:
                 _matmul_e4m3_mwg_k0_t128x128_TMA_LHS = _rt.tma_ok(
                     _F, "lhs", lhs, (128, 128), (128, 128), "loads (auto)"
                 )  # wgmma_ss.co:52
@@ -2050,9 +2050,9 @@ def matmul_e4m3_mwg(lhs, rhs, output, *, _launch=None):
                         GROUP_M=8,
                         TMA_LHS=_matmul_e4m3_mwg_k0_t128x128_TMA_LHS,
                         TMA_RHS=_matmul_e4m3_mwg_k0_t128x128_TMA_RHS,
-                        NUM_STAGES=4,
+                        NUM_STAGES=6,
                         TMA_OUTPUT=_matmul_e4m3_mwg_k0_t128x128_TMA_OUTPUT,
-                        num_warps=8,
+                        num_warps=4,
                     ),
                 )
             else:
@@ -2797,8 +2797,8 @@ def matmul_e4m3_mwg_tbc(lhs, rhs, output, *, _launch=None):
                 ),
             )
         else:
-            # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
-            if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) >= _matmul_e4m3_mwg_tbc_k0_sms:
+            # 128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave
+            if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) * 10 >= _matmul_e4m3_mwg_tbc_k0_sms * 9:
                 _matmul_e4m3_mwg_tbc_k0_t128x128_TMA_LHS = _rt.tma_ok(
                     _F, "lhs", lhs, (128, 128), (128, 128), "loads (auto)"
                 )  # wgmma_ss.co:71
@@ -2841,9 +2841,9 @@ def matmul_e4m3_mwg_tbc(lhs, rhs, output, *, _launch=None):
                         GROUP_M=8,
                         TMA_LHS=_matmul_e4m3_mwg_tbc_k0_t128x128_TMA_LHS,
                         TMA_RHS=_matmul_e4m3_mwg_tbc_k0_t128x128_TMA_RHS,
-                        NUM_STAGES=4,
+                        NUM_STAGES=6,
                         TMA_OUTPUT=_matmul_e4m3_mwg_tbc_k0_t128x128_TMA_OUTPUT,
-                        num_warps=8,
+                        num_warps=4,
                     ),
                 )
             else:
@@ -3770,8 +3770,8 @@ def matmul_f16_tbc(lhs, rhs, output, *, _launch=None):
                 ),
             )
         else:
-            # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
-            if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) >= _matmul_f16_tbc_k0_sms:
+            # 128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave
+            if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) * 10 >= _matmul_f16_tbc_k0_sms * 9:
                 # wgmma_ss.co:124
                 _matmul_f16_tbc_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
                 _matmul_f16_tbc_k0_t128x128_lhs_desc = _rt.tma_desc(
@@ -3811,9 +3811,9 @@ def matmul_f16_tbc(lhs, rhs, output, *, _launch=None):
                         GROUP_M=8,
                         TMA_LHS=_matmul_f16_tbc_k0_t128x128_TMA_LHS,
                         TMA_RHS=_matmul_f16_tbc_k0_t128x128_TMA_RHS,
-                        NUM_STAGES=4,
+                        NUM_STAGES=6,
                         TMA_OUTPUT=_matmul_f16_tbc_k0_t128x128_TMA_OUTPUT,
-                        num_warps=8,
+                        num_warps=4,
                     ),
                 )
             else:
@@ -4550,8 +4550,8 @@ def matmul_st_trans(lhs, rhs, output, *, _launch=None):
                 ),
             )
         else:
-            # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
-            if _rt.cdiv(N, 128) * _rt.cdiv(M, 128) >= _matmul_st_trans_k0_sms:
+            # 128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave
+            if _rt.cdiv(N, 128) * _rt.cdiv(M, 128) * 10 >= _matmul_st_trans_k0_sms * 9:
                 # wgmma_ss.co:147
                 _matmul_st_trans_k0_t128x128_TMA_RHS = _rt.tma_ok(_F, "rhs", rhs, (128, 64), (128, 64), "loads (auto)")
                 _matmul_st_trans_k0_t128x128_rhs_desc = _rt.tma_desc(
@@ -4591,9 +4591,9 @@ def matmul_st_trans(lhs, rhs, output, *, _launch=None):
                         GROUP_M=8,
                         TMA_RHS=_matmul_st_trans_k0_t128x128_TMA_RHS,
                         TMA_LHS=_matmul_st_trans_k0_t128x128_TMA_LHS,
-                        NUM_STAGES=4,
+                        NUM_STAGES=6,
                         TMA_OUTPUT=_matmul_st_trans_k0_t128x128_TMA_OUTPUT,
-                        num_warps=8,
+                        num_warps=4,
                     ),
                 )
             else:
@@ -5262,8 +5262,8 @@ def matmul_st_masked(lhs, rhs, output, *, _launch=None):
             ),
         )
     else:
-        # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
-        if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) >= _matmul_st_masked_k0_sms:
+        # 128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave
+        if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) * 10 >= _matmul_st_masked_k0_sms * 9:
             # wgmma_ss.co:171
             _matmul_st_masked_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
             _matmul_st_masked_k0_t128x128_lhs_desc = _rt.tma_desc(
@@ -5303,9 +5303,9 @@ def matmul_st_masked(lhs, rhs, output, *, _launch=None):
                     GROUP_M=8,
                     TMA_LHS=_matmul_st_masked_k0_t128x128_TMA_LHS,
                     TMA_RHS=_matmul_st_masked_k0_t128x128_TMA_RHS,
-                    NUM_STAGES=4,
+                    NUM_STAGES=6,
                     TMA_OUTPUT=_matmul_st_masked_k0_t128x128_TMA_OUTPUT,
-                    num_warps=8,
+                    num_warps=4,
                 ),
             )
         else:
@@ -5997,8 +5997,8 @@ def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
                 ),
             )
         else:
-            # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
-            if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) >= _matmul_f16_ws_1p1c_k0_sms:
+            # 128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave
+            if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) * 10 >= _matmul_f16_ws_1p1c_k0_sms * 9:
                 _matmul_f16_ws_1p1c_k0_t128x128_TMA_LHS = _rt.tma_ok(
                     _F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)"
                 )  # wgmma_ss.co:198
@@ -6041,9 +6041,9 @@ def matmul_f16_ws_1p1c(lhs, rhs, output, *, _launch=None):
                         GROUP_M=8,
                         TMA_LHS=_matmul_f16_ws_1p1c_k0_t128x128_TMA_LHS,
                         TMA_RHS=_matmul_f16_ws_1p1c_k0_t128x128_TMA_RHS,
-                        NUM_STAGES=4,
+                        NUM_STAGES=6,
                         TMA_OUTPUT=_matmul_f16_ws_1p1c_k0_t128x128_TMA_OUTPUT,
-                        num_warps=8,
+                        num_warps=4,
                     ),
                 )
             else:
@@ -6779,8 +6779,8 @@ def matmul_f16_ws_1p3c(lhs, rhs, output, *, _launch=None):
                 ),
             )
         else:
-            # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
-            if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) >= _matmul_f16_ws_1p3c_k0_sms:
+            # 128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave
+            if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) * 10 >= _matmul_f16_ws_1p3c_k0_sms * 9:
                 _matmul_f16_ws_1p3c_k0_t128x128_TMA_LHS = _rt.tma_ok(
                     _F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)"
                 )  # wgmma_ss.co:235
@@ -6823,9 +6823,9 @@ def matmul_f16_ws_1p3c(lhs, rhs, output, *, _launch=None):
                         GROUP_M=8,
                         TMA_LHS=_matmul_f16_ws_1p3c_k0_t128x128_TMA_LHS,
                         TMA_RHS=_matmul_f16_ws_1p3c_k0_t128x128_TMA_RHS,
-                        NUM_STAGES=4,
+                        NUM_STAGES=6,
                         TMA_OUTPUT=_matmul_f16_ws_1p3c_k0_t128x128_TMA_OUTPUT,
-                        num_warps=8,
+                        num_warps=4,
                     ),
                 )
             else:
@@ -7481,8 +7481,8 @@ def matmul_e4m3_ws_tbc(lhs, rhs, output, *, _launch=None):
             ),
         )
     else:
-        # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
-        if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) >= _matmul_e4m3_ws_tbc_k0_sms:
+        # 128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave
+        if _rt.cdiv(M, 128) * _rt.cdiv(N, 128) * 10 >= _matmul_e4m3_ws_tbc_k0_sms * 9:
             # wgmma_ss.co:272
             _matmul_e4m3_ws_tbc_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 128), (128, 128), "loads (auto)")
             _matmul_e4m3_ws_tbc_k0_t128x128_lhs_desc = _rt.tma_desc(
@@ -7522,9 +7522,9 @@ def matmul_e4m3_ws_tbc(lhs, rhs, output, *, _launch=None):
                     GROUP_M=8,
                     TMA_LHS=_matmul_e4m3_ws_tbc_k0_t128x128_TMA_LHS,
                     TMA_RHS=_matmul_e4m3_ws_tbc_k0_t128x128_TMA_RHS,
-                    NUM_STAGES=4,
+                    NUM_STAGES=6,
                     TMA_OUTPUT=_matmul_e4m3_ws_tbc_k0_t128x128_TMA_OUTPUT,
-                    num_warps=8,
+                    num_warps=4,
                 ),
             )
         else:

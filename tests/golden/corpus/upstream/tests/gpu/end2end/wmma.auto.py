@@ -461,7 +461,7 @@ def matmul_f16_f32(lhs, rhs, *, _launch=None):
             ),
         )
     else:
-        if 2 >= _matmul_f16_f32_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+        if 20 >= _matmul_f16_f32_k0_sms * 9:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave
             # wmma.co:19
             _matmul_f16_f32_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
             _matmul_f16_f32_k0_t128x128_lhs_desc = _rt.tma_desc(
@@ -500,7 +500,7 @@ def matmul_f16_f32(lhs, rhs, *, _launch=None):
                     TMA_RHS=_matmul_f16_f32_k0_t128x128_TMA_RHS,
                     NUM_STAGES=4,
                     TMA_OUTPUT=_matmul_f16_f32_k0_t128x128_TMA_OUTPUT,
-                    num_warps=8,
+                    num_warps=4,
                 ),
             )
         else:
@@ -1056,7 +1056,7 @@ def matmul_f16_f16(lhs, rhs, *, _launch=None):
             ),
         )
     else:
-        if 2 >= _matmul_f16_f16_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+        if 20 >= _matmul_f16_f16_k0_sms * 9:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave
             # wmma.co:37
             _matmul_f16_f16_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
             _matmul_f16_f16_k0_t128x128_lhs_desc = _rt.tma_desc(
@@ -1095,7 +1095,7 @@ def matmul_f16_f16(lhs, rhs, *, _launch=None):
                     TMA_RHS=_matmul_f16_f16_k0_t128x128_TMA_RHS,
                     NUM_STAGES=4,
                     TMA_OUTPUT=_matmul_f16_f16_k0_t128x128_TMA_OUTPUT,
-                    num_warps=8,
+                    num_warps=4,
                 ),
             )
         else:
@@ -1649,7 +1649,7 @@ def matmul_bf16_f32(lhs, rhs, *, _launch=None):
             ),
         )
     else:
-        if 2 >= _matmul_bf16_f32_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+        if 20 >= _matmul_bf16_f32_k0_sms * 9:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave
             # wmma.co:56
             _matmul_bf16_f32_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
             _matmul_bf16_f32_k0_t128x128_lhs_desc = _rt.tma_desc(
@@ -1688,7 +1688,7 @@ def matmul_bf16_f32(lhs, rhs, *, _launch=None):
                     TMA_RHS=_matmul_bf16_f32_k0_t128x128_TMA_RHS,
                     NUM_STAGES=4,
                     TMA_OUTPUT=_matmul_bf16_f32_k0_t128x128_TMA_OUTPUT,
-                    num_warps=8,
+                    num_warps=4,
                 ),
             )
         else:
@@ -2244,7 +2244,7 @@ def matmul_s8_s32(lhs, rhs, *, _launch=None):
             ),
         )
     else:
-        if 2 >= _matmul_s8_s32_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+        if 20 >= _matmul_s8_s32_k0_sms * 9:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave
             # wmma.co:74
             _matmul_s8_s32_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 128), (128, 128), "loads (auto)")
             _matmul_s8_s32_k0_t128x128_lhs_desc = _rt.tma_desc(
@@ -2283,7 +2283,7 @@ def matmul_s8_s32(lhs, rhs, *, _launch=None):
                     TMA_RHS=_matmul_s8_s32_k0_t128x128_TMA_RHS,
                     NUM_STAGES=2,
                     TMA_OUTPUT=_matmul_s8_s32_k0_t128x128_TMA_OUTPUT,
-                    num_warps=8,
+                    num_warps=4,
                 ),
             )
         else:
@@ -2923,7 +2923,7 @@ def matmul_tf32_f32(lhs, rhs, *, _launch=None):
             ),
         )
     else:
-        if 2 >= _matmul_tf32_f32_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+        if 20 >= _matmul_tf32_f32_k0_sms * 9:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave
             # wmma.co:110
             _matmul_tf32_f32_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 32), (128, 32), "loads (auto)")
             _matmul_tf32_f32_k0_t128x128_lhs_desc = _rt.tma_desc(
@@ -2960,9 +2960,9 @@ def matmul_tf32_f32(lhs, rhs, *, _launch=None):
                     GROUP_M=8,
                     TMA_LHS=_matmul_tf32_f32_k0_t128x128_TMA_LHS,
                     TMA_RHS=_matmul_tf32_f32_k0_t128x128_TMA_RHS,
-                    NUM_STAGES=4,
+                    NUM_STAGES=6,
                     TMA_OUTPUT=_matmul_tf32_f32_k0_t128x128_TMA_OUTPUT,
-                    num_warps=8,
+                    num_warps=4,
                 ),
             )
         else:
@@ -3518,7 +3518,7 @@ def matmul_rr(lhs, rhs, *, _launch=None):
             ),
         )
     else:
-        if 2 >= _matmul_rr_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+        if 20 >= _matmul_rr_k0_sms * 9:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave
             # wmma.co:256
             _matmul_rr_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
             _matmul_rr_k0_t128x128_lhs_desc = _rt.tma_desc(lhs, (128, 64), _matmul_rr_k0_t128x128_TMA_LHS, "zero")
@@ -3551,7 +3551,7 @@ def matmul_rr(lhs, rhs, *, _launch=None):
                     TMA_RHS=_matmul_rr_k0_t128x128_TMA_RHS,
                     NUM_STAGES=4,
                     TMA_OUTPUT=_matmul_rr_k0_t128x128_TMA_OUTPUT,
-                    num_warps=8,
+                    num_warps=4,
                 ),
             )
         else:
@@ -4093,7 +4093,7 @@ def matmul_mc_array(lhs, rhs, *, _launch=None):
             ),
         )
     else:
-        if 2 >= _matmul_mc_array_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+        if 20 >= _matmul_mc_array_k0_sms * 9:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave
             # wmma.co:281
             _matmul_mc_array_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 64), (128, 64), "loads (auto)")
             _matmul_mc_array_k0_t128x128_lhs_desc = _rt.tma_desc(
@@ -4132,7 +4132,7 @@ def matmul_mc_array(lhs, rhs, *, _launch=None):
                     TMA_RHS=_matmul_mc_array_k0_t128x128_TMA_RHS,
                     NUM_STAGES=1,
                     TMA_OUTPUT=_matmul_mc_array_k0_t128x128_TMA_OUTPUT,
-                    num_warps=8,
+                    num_warps=4,
                 ),
             )
         else:
@@ -4694,7 +4694,7 @@ def matmul_cmma(lhs, rhs, i, *, _launch=None):
             ),
         )
     else:
-        if 1 >= _matmul_cmma_k0_sms:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill a wave
+        if 10 >= _matmul_cmma_k0_sms * 9:  # 128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave
             # wmma.co:307
             _matmul_cmma_k0_t128x128_TMA_LHS = _rt.tma_ok(_F, "lhs", lhs, (128, 128), (128, 128), "loads (auto)")
             _matmul_cmma_k0_t128x128_lhs_desc = _rt.tma_desc(lhs, (128, 128), _matmul_cmma_k0_t128x128_TMA_LHS, "zero")
@@ -4729,7 +4729,7 @@ def matmul_cmma(lhs, rhs, i, *, _launch=None):
                     TMA_RHS=_matmul_cmma_k0_t128x128_TMA_RHS,
                     NUM_STAGES=1,
                     TMA_OUTPUT=_matmul_cmma_k0_t128x128_TMA_OUTPUT,
-                    num_warps=8,
+                    num_warps=4,
                 ),
             )
         else:
