@@ -79,8 +79,12 @@ def table(c: Contraction) -> tuple[Row, ...] | None:
 
     return (
         Row(a, "", (9, 10), "128 x 256 tiles fill at least 9/10 of a wave of SMs (the measured best)"),
-        Row(_deepest(small(128, 128, DEEPEST, 4, False), c), "t128x128", (9, 10),
-            "128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave"),
+        Row(
+            _deepest(small(128, 128, DEEPEST, 4, False), c),
+            "t128x128",
+            (9, 10),
+            "128 x 256 tiles leave SMs idle; 128 x 128 fill at least 9/10 of a wave",
+        ),
         Row(small(64, 128, 4, 4, False), "t64x128", (1, 1), "64 x 128 tiles fill a wave (two programs an SM)"),
         Row(small(64, 64, 4, 4, False), "t64x64", None, "64 x 64 tiles fill a wave, or K is too short to split"),
         Row(small(64, 64, 4, 4, False, 0), "splitk", None, "64 x 64 tiles leave SMs idle: K split among programs"),
