@@ -1,0 +1,63 @@
+"""Fixes found by probe 5 (issue 28, tests/test_probe5.py), each with a program of its own: ragged
+sizes, random inputs, outputs poisoned with NaN, both schedules, compared with float64 torch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from kernel_util import DEVICE
+
+import croq2triton
+
+SCHEDULES = ["source", "auto"]
+
+
+def _load(tmp_path: Path, src: str, schedule: str) -> object:
+    path = tmp_path / "p.co"
+    path.write_text(src)
+    return croq2triton.load(path, schedule=schedule)
+
+
+def _rnd(*shape: int, dtype: torch.dtype = torch.float32, seed: int = 0) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, generator=g).to(dtype).to(DEVICE)
+
+
+def _nan(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    return torch.full(shape, float("nan"), device=DEVICE, dtype=dtype)
+
+
+def _close(got: torch.Tensor, want: torch.Tensor, tol: float) -> None:
+    torch.testing.assert_close(got.cpu().double(), want.cpu().double(), rtol=tol, atol=tol)
+
+
+# ---- an accumulator read by 'apply' before the loop whose copies define its operands -------------
+# LANGUAGE.md 7.9: the accumulator's shape is the product of its first MMA; the operands of that MMA
+# are futures (or their '.data') defined inside the K loop, after the apply: their extents are read
+# where they are defined (the loop's counter bound there), not "'sa' is not declared".
+ACC_BEFORE_LOOP = """
+__co__ void f(global f16 [M, K] a, global f16 [N, K] b, global f32 [N] bias, global f32 [M, N] c) {
+  parallel {bm, bn} by [cdiv(M, 16), cdiv(N, 16)] : block {
+    acc = mma.fill.f32 0.0f;
+    apply {i, j} in acc.span
+      acc.at(i, j) = (bn * 16 + j < N) ? bias.at(bn * 16 + j) : 0.0f;
+    foreach k in [cdiv(K, 16)] {
+      sa = dma.copy.zfill a.subspan(16, 16).at(bm, k) => shared;
+      sb = dma.copy.zfill b.subspan(16, 16).at(bn, k) => shared;
+      mma.row.row acc, OPS;
+    }
+    mma.store acc, c.subspan(16, 16).at(bm, bn);
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("ops", ["sa.data, sb.data", "sa, sb"])
+def test_an_accumulator_shaped_by_futures_defined_later_in_a_loop(tmp_path: Path, schedule: str, ops: str) -> None:
+    mod = _load(tmp_path, ACC_BEFORE_LOOP.replace("OPS", ops), schedule)
+    a, b, bias, c = _rnd(19, 37, dtype=torch.float16), _rnd(21, 37, dtype=torch.float16, seed=1), _rnd(21), _nan(19, 21)
+    mod.f(a, b, bias, c)
+    _close(c, a.double().cpu() @ b.double().cpu().T + bias.double().cpu(), 1e-3)
