@@ -29,7 +29,7 @@ def _nan(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
     return torch.full(shape, float("nan"), device=DEVICE, dtype=dtype)
 
 
-def _close(got: torch.Tensor, want: torch.Tensor, tol: float) -> None:
+def _close(got: torch.Tensor, want: torch.Tensor, tol: float = 0.0) -> None:
     torch.testing.assert_close(got.cpu().double(), want.cpu().double(), rtol=tol, atol=tol)
 
 
@@ -61,3 +61,31 @@ def test_an_accumulator_shaped_by_futures_defined_later_in_a_loop(tmp_path: Path
     a, b, bias, c = _rnd(19, 37, dtype=torch.float16), _rnd(21, 37, dtype=torch.float16, seed=1), _rnd(21), _nan(19, 21)
     mod.f(a, b, bias, c)
     _close(c, a.double().cpu() @ b.double().cpu().T + bias.double().cpu(), 1e-3)
+
+
+# ---- host-level copies of windows partly outside their tensor (LANGUAGE.md 14.3) -----------------
+# A copy between launches is a torch copy; a window that reaches past its tensor reads zero there
+# and drops the writes there, as every copy in a kernel does (was: an error at launch).
+HOST_WINDOWS = """
+__co__ void f(global f32 [M, N] x, global f32 [M, N] y, global f32 [R] row, int r0) {
+  global f32 [4, N] w;
+  dma.copy x.subspan(4, N).at(1, 0) => w;
+  dma.copy w => y.view(4, N).from(r0, 0);
+  dma.copy x.subspan(1, N).at(r0, 0).sqz() => row.view(N).from(2);
+  dma.pad<{1}, {0}, {0}, 5.0f> x.subspan(1, 2).at(0, 0).sqz() => row.view(3).from(R - 2);
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_host_copies_of_windows_partly_outside(tmp_path: Path, schedule: str) -> None:
+    mod = _load(tmp_path, HOST_WINDOWS, schedule)
+    x, y, row = _rnd(7, 5), _nan(7, 5), _nan(9)
+    mod.f(x, y, row, 5)
+    xd = x.double().cpu()
+    w = torch.cat([xd[4:7], torch.zeros(1, 5, dtype=torch.float64)])  # rows 4..7: row 7 reads zero
+    assert torch.isnan(y[:5]).all(), "rows before the window were written"
+    _close(y[5:7], w[:2])  # rows 7 and 8 of the window fall past y: dropped
+    _close(row[2:7], xd[5])
+    assert torch.isnan(row[:2]).all(), "the row's window starts at 2"
+    _close(row[7:9], torch.tensor([5.0, xd[0, 0].item()], dtype=torch.float64))  # [5, x00, x01]: x01 past row
