@@ -89,3 +89,53 @@ def test_host_copies_of_windows_partly_outside(tmp_path: Path, schedule: str) ->
     _close(row[2:7], xd[5])
     assert torch.isnan(row[:2]).all(), "the row's window starts at 2"
     _close(row[7:9], torch.tensor([5.0, xd[0, 0].item()], dtype=torch.float64))  # [5, x00, x01]: x01 past row
+
+
+# ---- dma.pad with borders known only at launch (LANGUAGE.md 7.8) ---------------------------------
+# A border is an extent like any other: a tile of K columns padded up to 16 ('16 - K'), a border
+# before the elements from a scalar parameter. (Was refused: "a dma.pad with a run-time border".)
+RUNTIME_PAD = """
+__co__ void gemm(global f16 [M, K] a, global f16 [N, K] b, global f32 [M, N] c) {
+  parallel {bm, bn} by [cdiv(M, 16), cdiv(N, 16)] : block {
+    shared f16 [16, 16] sa;
+    shared f16 [16, 16] sb;
+    dma.pad<{0, 0}, {0, 16 - K}, {0, 0}, 0.0f> a.view(16, K).from(bm * 16, 0) => sa;
+    dma.pad<{0, 0}, {0, 16 - K}, {0, 0}, 0.0f> b.view(16, K).from(bn * 16, 0) => sb;
+    acc = mma.fill.f32 0.0f;
+    mma.row.row acc, sa, sb;
+    mma.store acc, c.subspan(16, 16).at(bm, bn);
+  }
+}
+__co__ void shifted(global f32 [R, C] x, global f32 [R, 12] y, int lo) {
+  parallel r by R : block {
+    shared f32 [1, 12] s;
+    dma.pad<{0, lo}, {0, 12 - C - lo}, {0, 0}, -1.0f> x.subspan(1, C).at(r, 0) => s;
+    dma.copy s => y.subspan(1, 12).at(r, 0);
+  }
+}
+__co__ void between(global f32 [R, C] x, global f32 [R, 12] y, int lo) {
+  parallel r by R : block
+    dma.pad<{0, lo}, {0, 12 - C - lo}, {0, 0}, 2.5f> x.subspan(1, C).at(r, 0) => y.subspan(1, 12).at(r, 0);
+}
+__co__ void out_of_buffer(global f32 [R, C] x, global f32 [R, 12] y, int lo) {
+  parallel r by R : block {
+    s = dma.copy x.subspan(1, C).at(r, 0) => shared;
+    dma.pad<{0, lo}, {0, 12 - C - lo}, {0, 0}, 4.0f> s.data => y.subspan(1, 12).at(r, 0);
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_pad_with_borders_known_at_launch(tmp_path: Path, schedule: str) -> None:
+    mod = _load(tmp_path, RUNTIME_PAD, schedule)
+    a, b, c = _rnd(19, 11, dtype=torch.float16), _rnd(21, 11, dtype=torch.float16, seed=1), _nan(19, 21)
+    mod.gemm(a, b, c)
+    _close(c, a.double().cpu() @ b.double().cpu().T, 1e-3)
+    x = _rnd(3, 7, seed=2)
+    for fn, fill in (("shifted", -1.0), ("between", 2.5), ("out_of_buffer", 4.0)):
+        y = _nan(3, 12)
+        getattr(mod, fn)(x, y, 2)
+        want = torch.full((3, 12), fill, dtype=torch.float64)
+        want[:, 2:9] = x.double().cpu()
+        _close(y, want)

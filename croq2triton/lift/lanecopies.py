@@ -23,7 +23,7 @@ from ..tir import nodes as N
 from .arith import Value
 from .buffers import STORAGES, BufferView, CopyFuture, TileBuffer, pow2, spread
 from .checks import copy_shapes
-from .copies import NEUTRAL_ATTRS, Pad, outside, padded_at, padded_extent, same_elements
+from .copies import NEUTRAL_ATTRS, Pad, constant_borders, outside, padded_at, padded_extent, same_elements
 from .notlifted import NotLifted
 from .terms import Bounded, Region, const_int, unparen
 
@@ -96,6 +96,8 @@ class LaneCopies:
         if s.dst_storage and s.result is None:
             return  # a copy nothing reads: no effect to keep
         pad = self.pad_borders(s, src) if s.op == "pad" else None
+        if pad is not None and not constant_borders(pad):
+            raise NotLifted("a per-thread dma.pad with a run-time border", s)
         if pad is not None and not (s.dst_storage and isinstance(src, Region)):
             raise NotLifted("a per-thread dma.pad other than of a thread's window into its own fresh buffer", s)
         perm = self.permutation(s, src)  # destination dimension k is the source's perm[k]
