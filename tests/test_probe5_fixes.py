@@ -10,6 +10,7 @@ import torch
 from kernel_util import DEVICE
 
 import croq2triton
+from croq2triton.cli import main
 
 SCHEDULES = ["source", "auto"]
 
@@ -139,3 +140,48 @@ def test_a_pad_with_borders_known_at_launch(tmp_path: Path, schedule: str) -> No
         want = torch.full((3, 12), fill, dtype=torch.float64)
         want[:, 2:9] = x.double().cpu()
         _close(y, want)
+
+
+# ---- the buffer of a placeholder no copy ever binds (LANGUAGE.md 7.8) -----------------------------
+def _check(tmp_path: Path, src: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    path = tmp_path / "t.co"
+    path.write_text(src)
+    rc = main(["check", str(path)])
+    return rc, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("engine", ["dma", "tma"])
+def test_reading_a_placeholder_that_holds_no_copy_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str
+) -> None:
+    """'a = dma.any;' then 'a.data' read with no copy, swap or rotate ever giving 'a' one: the
+    user's error, located (it was refused as "'.data' of something that is not a future")."""
+    src = f"""__co__ void f(global f32 [N] x, global f32 [N] y) {{
+  parallel p by 1 : block {{
+    a = {engine}.any;
+    dma.copy a.data => y.subspan(4).at(0);
+  }}
+}}
+"""
+    rc, err = _check(tmp_path, src, capsys)
+    assert rc != 0
+    assert err.startswith(
+        f"{tmp_path / 't.co'}:4:14: error: in 'f': the future 'a' holds no copy here (it is a 'dma.any' / 'tma.any'"
+    ), err
+
+
+def test_a_placeholder_a_copy_binds_later_is_not_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = """__co__ void f(global f32 [N] x, global f32 [N] y) {
+  parallel p by 1 : block {
+    cur = dma.copy x.subspan(4).at(0) => shared;
+    nxt = dma.any;
+    foreach k in [cdiv(N, 4)] {
+      if (k + 1 < cdiv(N, 4)) nxt = dma.copy x.subspan(4).at(k + 1) => shared;
+      dma.copy cur.data => y.subspan(4).at(k);
+      swap(cur, nxt);
+    }
+  }
+}
+"""
+    rc, err = _check(tmp_path, src, capsys)
+    assert rc == 0, err
