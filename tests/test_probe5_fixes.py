@@ -185,3 +185,53 @@ def test_a_placeholder_a_copy_binds_later_is_not_an_error(tmp_path: Path, capsys
 """
     rc, err = _check(tmp_path, src, capsys)
     assert rc == 0, err
+
+
+# ---- warp roles that only write into one tensor (LANGUAGE.md 7.10) --------------------------------
+# Two roles each storing its own half of the output, no event between them: no role reads what the
+# other writes, so any order of the writes is the program's (was refused as a race on 'y').
+DISJOINT_ROLES = """
+__co__ void f(global f32 [R, 16] x, global f32 [R, 16] y) {
+  parallel r by R : block {
+    t = dma.copy x.subspan(1, 16).at(r, 0) => shared;
+    parallel w by 2 : group {
+      inthreads.async (w == 0) {
+        dma.copy t.data.subspan(1, 8).at(0, 0) => y.subspan(1, 8).at(r, 1);
+      }
+      inthreads.async (w == 1) {
+        parallel j by 32 : thread
+          if (j < 8) y.at(r, j) = t.data.at(0, j + 8) * 2.0f;
+      }
+    }
+  }
+}
+"""
+RACING_ROLES = """
+__co__ void f(global f32 [R, 16] x, global f32 [R, 16] y) {
+  parallel r by R : block {
+    parallel w by 2 : group {
+      inthreads.async (w == 0) {
+        dma.copy x.subspan(1, 16).at(r, 0) => y.subspan(1, 16).at(r, 0);
+      }
+      inthreads.async (w == 1) {
+        parallel j by 32 : thread
+          if (j < 16) y.at(r, j) += 1.0f;
+      }
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_roles_that_only_write_one_tensor_do_not_race(tmp_path: Path, schedule: str) -> None:
+    mod = _load(tmp_path, DISJOINT_ROLES, schedule)
+    x, y = _rnd(3, 16), _nan(3, 16)
+    mod.f(x, y)
+    xd = x.double().cpu()
+    _close(y, torch.cat([xd[:, 8:] * 2, xd[:, :8]], 1))
+
+
+def test_a_role_reading_what_another_writes_still_races(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc, err = _check(tmp_path, RACING_ROLES, capsys)
+    assert rc != 0 and "warp roles that use 'y' with no event ordering them" in err, err
