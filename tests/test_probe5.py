@@ -19,6 +19,11 @@ SCHEDULES = ["source", "auto"]
 _MODULES: dict[tuple[str, str], object] = {}
 CASES: dict[str, tuple[str, str, Callable]] = {}
 XFAIL: dict[str, str] = {  # case id -> the precise reason it is expected to fail
+    "views2-v2_compose_chunk": (
+        "refused: a copy by each warp (p # w over a block and a 'group' level) into fresh shared memory"
+        " of its own ('=> shared' under the unit level) is not lifted: 'a per-thread copy into a buffer"
+        " the threads share'"
+    ),
     "bufs-b_quadrants": (
         "refused: a copy by each warp of a 2 x 2 'group' level into its own buffer of an array of shared"
         " buffers picked by the unit indices (quad[qi][qj]) is not lifted (lift/lanecopies.py)"
@@ -1242,6 +1247,88 @@ def check_r_two_consumers(f: Callable) -> None:
     p = torch.nn.functional.pad(d(x), (0, 3)).reshape(9, 3, 8)
     same(lo, p[:, :, :4].sum((1, 2)), 1e-4)
     same(hi, p[:, :, 4:].sum((1, 2)), 1e-4)
+
+
+# ============================================================================ more views (7.6)
+V2 = "views2.co"
+
+
+@case(V2)
+def check_v2_chunk_at(f: Callable) -> None:
+    x, y = rnd(10, 9), out(10, 9)
+    f(x, y)
+    same(y[:9, :8], d(x)[:9, :8])
+    assert torch.isnan(y[9]).all() and torch.isnan(y[:, 8]).all(), "the remainder of the chunks was written"
+
+
+@case(V2)
+def check_v2_step2d(f: Callable) -> None:
+    x, y = rnd(8, 10), out(6, 9)
+    f(x, y)
+    p = padded(x, 9, 12)
+    want = torch.empty(6, 9, dtype=torch.float64)
+    for i in range(3):
+        for j in range(3):
+            want[2 * i : 2 * i + 2, 3 * j : 3 * j + 3] = p[3 * i : 3 * i + 2, 4 * j : 4 * j + 3]
+    same(y, want)
+
+
+@case(V2)
+def check_v2_explicit_strides(f: Callable) -> None:
+    x, y = rnd(16, 12), out(4, 3)
+    f(x, y)
+    flat = d(x).reshape(-1)
+    same(y, torch.stack([torch.stack([flat[27 + 24 * i + 3 * j] for j in range(3)]) for i in range(4)]))
+
+
+@case(V2)
+def check_v2_view_of_view(f: Callable) -> None:
+    x, y = rnd(6, 7), out(4, 3)
+    f(x, y, 3)
+    same(y, padded(x, 4, 3, 3, 2))
+
+
+@case(V2)
+def check_v2_span_as_mma(f: Callable) -> None:
+    flat, b, c = rnd(24 * 32, dtype=H), rnd(16, 32, dtype=H), out(24, 16)
+    f(flat, b, c)
+    same(c, d(flat).reshape(24, 32) @ d(b).T, 1e-3)
+
+
+@case(V2)
+def check_v2_tma_store_window(f: Callable) -> None:
+    x, y = rnd(7, 8), out(12, 11)
+    f(x, y, 3, 5)
+    assert torch.isnan(y[:3]).all() and torch.isnan(y[10:]).all() and torch.isnan(y[:, :5]).all()
+    same(y[3:10, 5:11], d(x)[:, :6])
+
+
+@case(V2)
+def check_v2_modspan_at(f: Callable) -> None:
+    x, y = rnd(10, 7), out(2, 1)
+    f(x, y)
+    same(y, d(x)[8:10, 6:7])
+
+
+@case(V2)
+def check_v2_compose_chunk(f: Callable) -> None:
+    x, y = rnd(72), out(8)
+    f(x, y)
+    same(y, d(x).reshape(8, 9).sum(1), 1e-4)
+
+
+@case(V2)
+def check_v2_span_as_window(f: Callable) -> None:
+    x, y = rnd(30), out(6, 4)
+    f(x, y)
+    same(y, padded(x.reshape(6, 5), 6, 4, 1, 1))
+
+
+@case(V2)
+def check_v2_global_transp(f: Callable) -> None:
+    x, y = rnd(10, 7), out(7, 10)
+    f(x, y)
+    same(y, d(x).T)
 
 
 # ============================================================================ the test
