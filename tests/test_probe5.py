@@ -1331,6 +1331,101 @@ def check_v2_global_transp(f: Callable) -> None:
     same(y, d(x).T)
 
 
+# ============================================================================ C conversions (4.4, 7.7)
+AR = "arith.co"
+
+
+@case(AR)
+def check_a_signed_vs_unsigned(f: Callable) -> None:
+    a, b, y = rnd(40, dtype=I32), u32(40), out(40, dtype=I32)
+    b[:5] = torch.tensor([1, 0, 5, 2**31, 7], dtype=torch.int64).to(U32)
+    f(a, b, y)
+    same(y, ((lng(a) % 2**32) < lng(b)).long())
+
+
+@case(AR)
+def check_a_u8_shift(f: Callable) -> None:
+    x = rnd(40, dtype=torch.uint8, lo=0, hi=256)
+    w, n = out(40, dtype=torch.uint16), out(40, dtype=torch.uint8)
+    f(x, w, n)
+    same(lng(w), lng(x) * 16)
+    same(n, (lng(x) * 16) % 256)
+
+
+@case(AR)
+def check_a_s16_products(f: Callable) -> None:
+    a = rnd(40, dtype=torch.int16, lo=-300, hi=300)
+    b = rnd(40, dtype=torch.int16, lo=-300, hi=300)
+    nr, wd = out(40, dtype=torch.int16), out(40, dtype=I32)
+    f(a, b, nr, wd)
+    p = lng(a) * lng(b)
+    same(wd, p)
+    same(nr, (p + 2**15) % 2**16 - 2**15)
+
+
+@case(AR)
+def check_a_s64_div(f: Callable) -> None:
+    x = rnd(30, dtype=I64, lo=-(10**6), hi=10**6) * 10**6
+    u = u32(30)
+    q, r, top = out(30, dtype=I64), out(30, dtype=I64), uout(30)
+    f(x, q, r, u, top)
+    v = lng(x)
+    same(q, ctrunc(v, 7))
+    same(r, v - ctrunc(v, 7) * 7)
+    same(lng(top), lng(u) >> 31)
+
+
+@case(AR)
+def check_a_to_u16(f: Callable) -> None:
+    x, y = rnd(30, dtype=I32, lo=-70000, hi=70000), out(30, dtype=torch.uint16)
+    x[0], x[1] = -1, 70000
+    f(x, y)
+    same(lng(y), lng(x) % 65536)
+
+
+@case(AR)
+def check_a_f16_sum(f: Callable) -> None:
+    a, b, y, z = rnd(40, dtype=H), rnd(40, dtype=H), out(40, dtype=H), out(40)
+    f(a, b, y, z)
+    same(y, (a.cpu().float() + b.cpu().float()).half(), 0)
+    # f16 arithmetic stays f16 (docs/precision.md, as CUDA's __half operators): the product is rounded
+    same(z, (a.cpu().float() * b.cpu().float()).half(), 0)
+
+
+@case(AR)
+def check_a_bf16_axpy(f: Callable) -> None:
+    bf = torch.bfloat16
+    x, y, z = rnd(40, dtype=bf), rnd(40, dtype=bf), out(40, dtype=bf)
+    f(x, y, z, 0.75)
+    same(z, (0.75 * x.cpu().float() + y.cpu().float()).to(bf), 1e-2)
+
+
+@case(AR)
+def check_a_runtime_mod(f: Callable) -> None:
+    x = rnd(40, dtype=I32)
+    for m in (5, -7):
+        y = out(40, dtype=I32)
+        f(x, y, m)
+        v = lng(x)
+        same(y, v - ctrunc(v, m) * m + (1000 if m < 0 else 0))
+
+
+@case(AR)
+def check_a_float_u8(f: Callable) -> None:
+    x, y, back = rnd(40), out(40, dtype=torch.uint8), out(40)
+    f(x, y, back)
+    v = (x.cpu().abs() * 50.0).trunc().long()
+    same(y, v)
+    same(back, v.double() / 2)
+
+
+@case(AR)
+def check_a_int_mean(f: Callable) -> None:
+    x, y = rnd(4, 9, dtype=I32), out(4, dtype=I32)
+    f(x, y)
+    same(y, ctrunc(lng(x).sum(1), 9))
+
+
 # ============================================================================ the test
 def _params() -> list[object]:
     return [
