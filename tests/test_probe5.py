@@ -19,11 +19,6 @@ SCHEDULES = ["source", "auto"]
 _MODULES: dict[tuple[str, str], object] = {}
 CASES: dict[str, tuple[str, str, Callable]] = {}
 XFAIL: dict[str, str] = {  # case id -> the precise reason it is expected to fail
-    "views2-v2_compose_chunk": (
-        "refused: a copy by each warp (p # w over a block and a 'group' level) into fresh shared memory"
-        " of its own ('=> shared' under the unit level) is not lifted: 'a per-thread copy into a buffer"
-        " the threads share'"
-    ),
     "bufs-b_quadrants": (
         "refused: a copy by each warp of a 2 x 2 'group' level into its own buffer of an array of shared"
         " buffers picked by the unit indices (quad[qi][qj]) is not lifted (lift/lanecopies.py)"

@@ -235,3 +235,40 @@ def test_roles_that_only_write_one_tensor_do_not_race(tmp_path: Path, schedule: 
 def test_a_role_reading_what_another_writes_still_races(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc, err = _check(tmp_path, RACING_ROLES, capsys)
     assert rc != 0 and "warp roles that use 'y' with no event ordering them" in err, err
+
+
+# ---- a unit's own copy into fresh shared memory (LANGUAGE.md 7.8) --------------------------------
+# 'piece = dma.copy x.chunkat(p # w) => shared;' under a warp level: each warp copies its own window
+# into a fresh buffer only its future names, as into '=> local' (was refused: "a per-thread copy
+# into a buffer the threads share").
+UNIT_FRESH_SHARED = """
+__co__ void warps(global f32 [72] x, global f32 [8] y) {
+  parallel p by 4 : block {
+    parallel w by 2 : group {
+      piece = dma.copy x.chunkat(p # w) => shared;
+      mutable f32 s = 0.0f;
+      foreach k in [9] s += piece.data.at(k);
+      y.at(p # w) = s;
+    }
+  }
+}
+__co__ void threads(global f32 [M, 4] x, global f32 [4, M] y) {
+  parallel b by cdiv(M, 8) : block {
+    parallel t by 2 : thread {
+      s = dma.transp<1, 0> x.subspan(4, 4).at(b # t, 0) => shared;
+      dma.copy s => y.subspan(4, 4).at(0, b # t);
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_units_own_copy_into_fresh_shared_memory(tmp_path: Path, schedule: str) -> None:
+    mod = _load(tmp_path, UNIT_FRESH_SHARED, schedule)
+    x, y = _rnd(72), _nan(8)
+    mod.warps(x, y)
+    _close(y, x.double().cpu().reshape(8, 9).sum(1), 1e-5)
+    x2, y2 = _rnd(13, 4, seed=3), _nan(4, 13)
+    mod.threads(x2, y2)
+    _close(y2, x2.double().cpu().T)

@@ -24,7 +24,7 @@ from .arith import Value
 from .buffers import STORAGES, BufferView, CopyFuture, TileBuffer, pow2, spread
 from .checks import copy_shapes
 from .copies import NEUTRAL_ATTRS, Pad, constant_borders, outside, padded_at, padded_extent, same_elements
-from .notlifted import NotLifted
+from .notlifted import NotInRegisters, NotLifted
 from .terms import Bounded, Region, const_int, unparen
 
 
@@ -34,6 +34,7 @@ class LaneCopies:
     pred: list[E.Expr]
     padding: list[E.Expr]
     scopes: list[dict[str, Any]]
+    scratch_names: set[str]
     host: Any
     binding: Any
     block_level: Any
@@ -136,7 +137,13 @@ class LaneCopies:
                 extents = tuple(padded_extent(n, c, pad) for c, n in enumerate(extents))
             extents = tuple(extents[c] for c in perm)
             elem = self.host.tensors[src.tensor].elem
-            buf = self.give_home(self.new_buffer(s.result or "buf", elem, extents, 0, s), storage, s)
+            # each unit copies its own window into a fresh buffer only its future names: a fresh
+            # 'shared' buffer of one unit's copy is no other unit's, each unit's own as a local one
+            name = s.result or "buf"
+            if storage == "shared" and name not in self.scratch_names:
+                raise NotInRegisters("a unit's own copy into fresh shared memory", name, s)
+            own = "local" if storage == "shared" else storage
+            buf = self.give_home(self.new_buffer(name, elem, extents, 0, s), own, s)
             if buf.home is None or buf.home.lane is None:
                 raise NotLifted("a per-thread copy into a buffer the threads share", s)
             self.lane_move(src, buf, True, s, pad, perm)
