@@ -19,10 +19,6 @@ SCHEDULES = ["source", "auto"]
 _MODULES: dict[tuple[str, str], object] = {}
 CASES: dict[str, tuple[str, str, Callable]] = {}
 XFAIL: dict[str, str] = {  # case id -> the precise reason it is expected to fail
-    "bufs-b_quadrants": (
-        "refused: a copy by each warp of a 2 x 2 'group' level into its own buffer of an array of shared"
-        " buffers picked by the unit indices (quad[qi][qj]) is not lifted (lift/lanecopies.py)"
-    ),
 }
 
 

@@ -272,3 +272,50 @@ def test_a_units_own_copy_into_fresh_shared_memory(tmp_path: Path, schedule: str
     x2, y2 = _rnd(13, 4, seed=3), _nan(4, 13)
     mod.threads(x2, y2)
     _close(y2, x2.double().cpu().T)
+
+
+# ---- a unit's window into or out of its part of a shared buffer (LANGUAGE.md 7.5, 7.8) ------------
+# Each warp copies its rows into its own slot of an array of shared buffers ('quad[qi][qj]') or its
+# chunk of a shared tile, then everyone reads all of it; and back out of another warp's chunk. Made
+# of two copies that translated (window -> own buffer -> part); was refused as 'a per-thread copy of
+# this form'.
+UNIT_PARTS = """
+__co__ void slots(global f32 [M, N] x, global f32 [M, N] y) {
+  parallel {p, q} by [cdiv(M, 8), cdiv(N, 8)] : block {
+    shared f32 [4, 4] quad[2][2];
+    parallel {qi, qj} by [2, 2] : group {
+      dma.copy x.subspan(4, 4).at(p * 2 + qi, q * 2 + qj) => quad[qi][qj];
+    }
+    parallel {i, j} by [8, 16] : thread {
+      r = p * 8 + i;
+      c = q * 8 + j;
+      if (j < 8 && r < M && c < N) y.at(r, c) = quad[1 - i / 4][j / 4].at(i % 4, j % 4);
+    }
+  }
+}
+__co__ void chunks(global f32 [M, 8] x, global f32 [M, 8] y) {
+  parallel b by cdiv(M, 8) : block {
+    shared f32 [8, 8] tile;
+    parallel w by 4 : group
+      dma.copy x.subspan(2, 8).at(b # w, 0) => tile.chunkat(w, _);
+    parallel w by 4 : group
+      dma.copy tile.chunkat(3 - w, _) => y.subspan(2, 8).at(b # w, 0);
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_units_window_into_and_out_of_its_part_of_a_shared_buffer(tmp_path: Path, schedule: str) -> None:
+    mod = _load(tmp_path, UNIT_PARTS, schedule)
+    x, y = _rnd(13, 11), _nan(13, 11)
+    mod.slots(x, y)
+    xp = torch.zeros(16, 16, dtype=torch.float64)
+    xp[:13, :11] = x.double().cpu()
+    want = xp.reshape(2, 2, 4, 16).flip(1).reshape(16, 16)  # the other quadrant row of each 8 x 8 tile
+    _close(y, want[:13, :11])
+    x2, y2 = _rnd(13, 8, seed=4), _nan(13, 8)
+    mod.chunks(x2, y2)
+    xp2 = torch.zeros(16, 8, dtype=torch.float64)
+    xp2[:13] = x2.double().cpu()
+    _close(y2, xp2.reshape(2, 4, 2, 8).flip(1).reshape(16, 8)[:13])
