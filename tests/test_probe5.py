@@ -1417,6 +1417,45 @@ def check_a_int_mean(f: Callable) -> None:
     same(y, ctrunc(lng(x).sum(1), 9))
 
 
+# ============================================================================ futures between launches (7.8, 8)
+H2 = "host2.co"
+
+
+@case(H2)
+def check_h2_future_buffer(f: Callable) -> None:
+    x, y = rnd(3, 19), out(3, 19)
+    f(x, y)
+    same(y, d(x) * 3)
+
+
+@case(H2)
+def check_h2_any_swap(f: Callable) -> None:
+    x, y = rnd(21), out(21)
+    f(x, y, 3)
+    same(y, d(x) + 3)
+
+
+@case(H2)
+def check_h2_span_as_host(f: Callable) -> None:
+    x, y = rnd(24), out(24)
+    f(x, y)
+    same(y, d(x).reshape(6, 4).T.reshape(-1))
+
+
+@case(H2)
+def check_h2_return_window(f: Callable) -> None:
+    x = rnd(5, 7)
+    r = f(x, 4)
+    same(r, padded(x, 2, 7, 4))
+
+
+@case(H2)
+def check_h2_chain(f: Callable) -> None:
+    x, y = rnd(4, 21), out(4, 21)
+    f(x, y)
+    same(y, d(x).cumsum(0), 1e-5)
+
+
 # ============================================================================ the test
 def _params() -> list[object]:
     return [
