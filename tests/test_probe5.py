@@ -1456,6 +1456,31 @@ def check_h2_chain(f: Callable) -> None:
     same(y, d(x).cumsum(0), 1e-5)
 
 
+# ============================================================================ pipelines with combinations (7.10)
+Q2 = "pipes2.co"
+
+
+@case(Q2)
+def check_q2_flat_rows(f: Callable) -> None:
+    x, y = rnd(7 * 12), out(7)
+    f(x, y)
+    same(y, d(x).reshape(7, 12).sum(1), 1e-4)
+
+
+@case(Q2)
+def check_q2_gemm_scale(f: Callable) -> None:
+    a, b, s, c = rnd(70, 37, dtype=H), rnd(21, 37, dtype=H), rnd(70), out(70, 21, dtype=H)
+    f(a, b, s, c)
+    same(c, ((d(a) @ d(b).T) * d(s)[:, None]).half(), 5e-3)
+
+
+@case(Q2)
+def check_q2_column_strips(f: Callable) -> None:
+    x, y = rnd(11, 17), out(11)
+    f(x, y, 7)
+    same(y, padded(x, 11, 12, 0, 7).sum(1), 1e-4)
+
+
 # ============================================================================ the test
 def _params() -> list[object]:
     return [
