@@ -319,3 +319,31 @@ def test_a_units_window_into_and_out_of_its_part_of_a_shared_buffer(tmp_path: Pa
     xp2 = torch.zeros(16, 8, dtype=torch.float64)
     xp2[:13] = x2.double().cpu()
     _close(y2, xp2.reshape(2, 4, 2, 8).flip(1).reshape(16, 8)[:13])
+
+
+# ---- a name assigned index-tuple arithmetic in a kernel (LANGUAGE.md 7.1) -------------------------
+# 'nb = t + {1, 1};' of a parallel's tuple 't' names an index tuple, as 'c = {p, q};' does (was
+# refused: "'t' used as a value"); so does another name of the tuple ('u = t;').
+TUPLE_NAMES = """
+__co__ void f(global f32 [M, N] x, global f32 [M, N] y, global f32 [M, N] z) {
+  parallel t = {p, q} by [cdiv(M, 4), cdiv(N, 4)] : block {
+    nb = t + {1, 1};
+    u = t;
+    s = dma.copy x.subspan(4, 4).at(nb) => shared;
+    dma.copy s => y.subspan(4, 4).at(u);
+    back = nb * 2 - {2, 2} - t;
+    dma.copy x.subspan(4, 4).at(back) => z.subspan(4, 4).at(t);
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_name_assigned_index_tuple_arithmetic(tmp_path: Path, schedule: str) -> None:
+    mod = _load(tmp_path, TUPLE_NAMES, schedule)
+    x, y, z = _rnd(10, 13), _nan(10, 13), _nan(10, 13)
+    mod.f(x, y, z)
+    xp = torch.zeros(20, 20, dtype=torch.float64)
+    xp[:10, :13] = x.double().cpu()
+    _close(y, xp[4:14, 4:17])
+    _close(z, x.double().cpu())  # (2 (t + 1) - 2) - t is t
