@@ -1481,6 +1481,45 @@ def check_q2_column_strips(f: Callable) -> None:
     same(y, padded(x, 11, 12, 0, 7).sum(1), 1e-4)
 
 
+# ============================================================================ small forms combined
+MI = "misc.co"
+
+
+@case(MI)
+def check_z_bounds(f: Callable) -> None:
+    x, y = rnd(5, 19), out(5, 19)
+    f(x, y)
+    same(y, d(x) + 50 + (torch.arange(5) == 4).double()[:, None])
+
+
+@case(MI)
+def check_z_c_cast(f: Callable) -> None:
+    x, y = rnd(37, dtype=I32), uout(37)
+    f(x, y)
+    same(lng(y), (lng(x) % 2**32) >> 1)
+
+
+@case(MI)
+def check_z_select_buffers(f: Callable) -> None:
+    a, b, y = rnd(5, 8), rnd(5, 8), out(5, 8)
+    f(a, b, y)
+    same(y, torch.where((torch.arange(5) % 2 == 0)[:, None], d(a), d(b)))
+
+
+@case(MI)
+def check_z_tuple_index(f: Callable) -> None:
+    x, y = rnd(10, 13), out(10, 13)
+    f(x, y)
+    same(y, padded(x, 10, 13, 4, 4))
+
+
+@case(MI)
+def check_z_macro_extents(f: Callable) -> None:
+    x, y = rnd(13, 10), out(13, 10)
+    f(x, y)
+    same(y, d(x))
+
+
 # ============================================================================ the test
 def _params() -> list[object]:
     return [
