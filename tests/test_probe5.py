@@ -253,6 +253,20 @@ def check_c_half_loads(f: Callable) -> None:
     same(y, torch.cat([d(x), -d(x)], 1))
 
 
+@case(CU)
+def check_c_tiled_sgemm(f: Callable) -> None:
+    a, b, c = rnd(19, 21), rnd(21, 13), out(19, 13)
+    f(a, b, c)
+    same(c, d(a) @ d(b), 1e-4)
+
+
+@case(CU)
+def check_c_register_block(f: Callable) -> None:
+    a, b, c = rnd(19, 11), rnd(11, 13), out(19, 13)
+    f(a, b, c)
+    same(c, d(a) @ d(b), 1e-4)
+
+
 # ============================================================================ views (7.6, 7.8)
 V = "views.co"
 
