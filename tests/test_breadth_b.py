@@ -422,10 +422,12 @@ def test_copies_of_windows_between_launches(schedule: str) -> None:
     _close(z[0:3, 2:4], x[3:6, 2:4])
     _close(z[6:8, :], x[0:2, 0:4])
     assert torch.isnan(z[0:6, 0:2]).all() and torch.isnan(z[3:6]).all()
-    with pytest.raises(
-        croq2triton.CroqError, match=r"the window of 'x' \(\[2, 3\]\) from \[3, 2\] by \[3, 2\] leaves it"
-    ):
-        m.windows(torch.randn(2, 3, device=DEVICE), _full(2, 3), z)  # type: ignore[attr-defined]
+    # windows partly or wholly outside their tensor (LANGUAGE.md 14.3): read zero outside, as in kernels
+    x2, y2, z2 = torch.randn(2, 3, device=DEVICE), _full(2, 3), _full(8, 4)
+    m.windows(x2, y2, z2)  # type: ignore[attr-defined]
+    _close(y2, x2)
+    _close(z2[0:3, 2:4], torch.zeros(3, 2, device=DEVICE))  # rows 3..5 of a 2-row tensor
+    _close(z2[6:8, :], torch.nn.functional.pad(x2, (0, 1)))  # column 3 of 3 columns reads zero
 
 
 def test_host_copies_that_do_not_translate_name_why() -> None:

@@ -26,6 +26,8 @@ from pathlib import Path
 import pytest
 
 from croq2triton.cli import main
+from croq2triton.errors import CroqError
+from croq2triton.frontend.driver import parse
 
 KERNEL = """__co__ void scale(global f32 [N] x, global f32 [N] y) {
   parallel q by cdiv(N, 64) : block, l by 64 : thread {
@@ -156,3 +158,29 @@ def test_a_parameter_named_by_a_literal(capsys: pytest.CaptureFixture[str], tmp_
     assert rc == 1
     assert f"{tmp_path / 'k.co'}:1:52: error: syntax error: 'inf' is a float literal" in err.splitlines()[0], err
     assert caret(err) == "inf" and "hint: give it another name" in err, err
+
+
+@pytest.mark.parametrize(
+    ("src", "word", "col"),
+    [
+        (
+            "__co__ void f(global f32 [N] x) {\n  parallel {bx, by} by [2, 2] : block { x.at(bx) = 1.0f; }\n}\n",
+            "by",
+            17,
+        ),
+        ("__co__ void f(global f32 [N] x) {\n  parallel block by 2 : block { x.at(block) = 1.0f; }\n}\n", "block", 12),
+        (
+            "__co__ void f(global f32 [N] x) {\n  parallel p by 2 : block { foreach in in [3] { x.at(p) = 1.0f; } }\n}\n",
+            "in",
+            37,
+        ),
+    ],
+)
+def test_a_reserved_word_as_a_bounded_name_is_named(src: str, word: str, col: int) -> None:
+    """A reserved word as a parallel's or a loop's name, or in a tuple of names ('{bx, by}': probe 5,
+    a CUDA port's blockIdx names) is said to be one (was a bare "unexpected 'by'")."""
+    with pytest.raises(CroqError) as e:
+        parse(src, "t.co")
+    (d,) = e.value.diagnostics
+    assert d.message == f"syntax error: '{word}' is a reserved word of Croqtile and cannot be a name"
+    assert d.span is not None and (d.span.line, d.span.col) == (2, col)

@@ -235,8 +235,10 @@ def _simple(s: H.Stmt) -> list[ast.stmt]:
     if isinstance(s, H.Window):
         origin, shape = _tuple([host_ast(d) for d in s.origin]), _tuple([host_ast(d) for d in s.shape])
         args = (name("_F"), _const(s.tensor), name(s.host), origin, shape, _const(s.line))
-        drop = {"drop": _tuple([_const(d) for d in s.drop])} if s.drop else {}
-        return [_assign(s.var, call("_rt.window", *args, **drop))]
+        kw = {"drop": _tuple([_const(d) for d in s.drop])} if s.drop else {}
+        if s.partial:
+            kw["partial"] = _const(True)
+        return [_assign(s.var, call("_rt.window", *args, **kw))]
     if isinstance(s, H.Strided):
         shape, strides = _tuple([host_ast(d) for d in s.shape]), _tuple([host_ast(d) for d in s.strides])
         args = (name("_F"), _const(s.tensor), name(s.host), host_ast(s.offset), shape, strides, _const(s.line))

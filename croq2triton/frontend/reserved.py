@@ -21,8 +21,11 @@ _LITERALS = {
     "nullptr": "the null literal",
     "inf": "a float literal (infinity)",
 }
-# the tokens a declared name follows: a type, 'mutable', a parameter's shape or '&'
-_BEFORE_NAME = frozenset({"ELEMTYPE", "INT", "BOOL", "MUTABLE", "STREAM", "EVENT", "]", "&"})
+# the tokens a declared name follows: a type, 'mutable', a parameter's shape or '&', and those a
+# bounded name follows ('parallel by', 'foreach k in', 'with', a tuple of names '{bx, by}')
+_BEFORE_NAME = frozenset(
+    {"ELEMTYPE", "INT", "BOOL", "MUTABLE", "STREAM", "EVENT", "]", "&", ",", "{", "PARALLEL", "FOREACH", "WITH"}
+)
 
 
 def explain(

@@ -195,6 +195,7 @@ class Buffers(ViewAlgebra):
     # supplied by the lifter (lift/kernel.py)
     body: list[N.Stmt]
     host: Any
+    no_copy_read: Any
     args: dict[str, N.Arg]
     scopes: list[dict[str, Any]]
     pred: list[E.Expr]
@@ -529,6 +530,7 @@ class Buffers(ViewAlgebra):
                 return v.data
             if isinstance(v, (TileBuffer, BufferView, Region)) or getattr(v, "view", None) is not None:
                 return self.place(unparen(e.base))  # spanned data's '.data' is itself (upstream's 'dataof')
+            self.no_copy_read(e)
             raise NotLifted("'.data' of something that is not a future", e)
         if isinstance(e, A.View):
             p = self.place(e.base)

@@ -61,8 +61,17 @@ def same_elements(src: str, dst: str, node: A.Node) -> None:
 
 
 # ``dma.pad<{lo..}, {hi..}, {mid..}, value>``: (lo, hi, value, mid), one border and interior count
-# per dimension of the source
-Pad = tuple[tuple[int, ...], tuple[int, ...], float | int, tuple[int, ...]]
+# per dimension of the source; a border may be a run-time value (an expression), ``mid`` is constant
+Pad = tuple[tuple[int | E.Expr, ...], tuple[int | E.Expr, ...], float | int, tuple[int, ...]]
+
+
+def pads_anything(pad: Pad) -> bool:
+    """Does ``pad`` add any element (a border not provably 0, or interior padding)?"""
+    return any(not isinstance(x, int) or x != 0 for x in (*pad[0], *pad[1], *pad[3]))
+
+
+def constant_borders(pad: Pad) -> bool:
+    return all(isinstance(x, int) for x in (*pad[0], *pad[1]))
 
 
 def padded_extent(n: Any, c: int, pad: Pad) -> Any:
@@ -218,8 +227,11 @@ class Copies:
             if storage not in STORAGES:
                 raise NotLifted(f"a copy into fresh {storage or 'unknown'} memory", s)
             extents = tuple(self.place_shape(src)[c] for c in perm)
-            if pad is not None:
-                extents = tuple(padded_extent(n, c, pad) if n is not None else None for c, n in enumerate(extents))
+            if pad is not None:  # a run-time border: an extent fixed at launch
+                extents = tuple(
+                    x if n is not None and isinstance(x := padded_extent(n, c, pad), int) else None
+                    for c, n in enumerate(extents)
+                )
             if any(n is not None and n < 1 for n in extents):
                 raise NotLifted("a copy into a fresh buffer of no elements", s)
             elem = src.buffer.elem if isinstance(src, BufferView) else self.host.tensors[src.tensor].elem
@@ -377,11 +389,18 @@ class Copies:
                     s.span,
                     "each of the three paddings has one value per dimension of the source",
                 )
-        lo, hi, mid = ([const_int(self.int_expr(e)) for e in x] for x in lists if x is not None)
+        # a border may be a run-time value (``16 - K``: a tile of K columns padded to 16)
+        lo, hi, mid = (
+            [c if (c := const_int(x := E.fold(self.int_expr(e)))) is not None else x for e in items]
+            for items in lists
+            if items is not None
+        )
         value = E.fold(self.expr(cfg[3]).expr)
-        if None in lo or None in hi or None in mid or not isinstance(value, E.Const):
-            raise NotLifted("a dma.pad with a run-time border or interior padding", s)
-        if any(x < 0 for x in (*lo, *hi, *mid)):  # type: ignore[operator]
+        if any(not isinstance(x, int) for x in mid):
+            raise NotLifted("a dma.pad with run-time interior padding", s)
+        if not isinstance(value, E.Const):
+            raise NotLifted("a dma.pad with a run-time pad value", s)
+        if any(isinstance(x, int) and x < 0 for x in (*lo, *hi, *mid)):
             raise CroqSemanticError("a dma.pad with a negative padding", s.span, "paddings are >= 0")
         return tuple(lo), tuple(hi), value.value, tuple(mid)  # type: ignore[arg-type, return-value]
 
@@ -534,7 +553,7 @@ class Copies:
             self.emit(self.masked(load, src, "the window is a span_as view", "loads", node), node)
         elif perm != tuple(range(len(perm))):
             self.emit(self.masked(load, src, "the copy transposes the window", "loads", node), node)
-        elif pad is not None and any((*pad[0], *pad[1], *pad[3])):
+        elif pad is not None and pads_anything(pad):
             self.emit(self.masked(load, src, "the copy pads the window", "loads", node), node)
         elif covers and shape == buf.tile and buf.fixed:
             self.emit(self.tma_load(load, src, buf.extents, zfill, node), node)

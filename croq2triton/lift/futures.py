@@ -91,6 +91,27 @@ class Futures:
                 return isinstance(sc[name], AnyFuture)
         return False
 
+    def no_copy_read(self, e: A.Member) -> None:
+        """``f.data`` of a ``dma.any`` / ``tma.any`` that no statement of the kernel ever gives a copy
+        (no copy, swap, rotate or assignment names it): the program reads a future that holds no
+        copy (LANGUAGE.md 7.8), the user's error, as between launches (lift/hostcopy.py)."""
+        base = unparen(e.base)
+        if not isinstance(base, A.Name) or not self.placeholder(base.name):
+            return
+        name = base.name
+        for n in self.source_nodes():
+            if isinstance(n, A.DmaStmt) and n.result == name:
+                return
+            if isinstance(n, A.Swap) and name in n.names:
+                return
+            if isinstance(n, A.Assign) and isinstance(n.target, A.Name) and n.target.name == name:
+                return
+        raise CroqSemanticError(
+            f"the future '{name}' holds no copy here (it is a 'dma.any' / 'tma.any' placeholder)",
+            e.span,
+            f"bind a copy to it before reading its buffer ('{name} = dma.copy ... => shared;')",
+        )
+
     def swap(self, s: A.Swap) -> None:
         if all(self.placeholder(n) for n in s.names):
             return  # placeholders of no copy change places: nothing to move (LANGUAGE.md 7.8)

@@ -124,7 +124,7 @@ class HostCopies:
         if isinstance(e, A.Name) and isinstance(self.names.get(e.name), Pending):
             raise self.error(f"the future '{e.name}' holds no copy here (it is a dma.any)", e)
         if isinstance(e, A.View) and any(op.kind != "span_as" for op in e.ops):
-            return self.window(e)
+            return self.window(e, partial=True)
         v = self.value(e)
         if isinstance(v, Reshaped):
             self.uid += 1
@@ -136,10 +136,11 @@ class HostCopies:
             raise self.error(f"the {what} of a host-level dma.copy must be a tensor or a span_as view of one", e)
         return v
 
-    def window(self, e: A.View) -> Tensor:
+    def window(self, e: A.View, partial: bool = False) -> Tensor:
         """``t.chunkat(..)`` / ``.chunk(..).at(..)`` / ``.subspan(..)[.step(..)][.at(..)]`` /
         ``.modspan(..)[.at(..)]`` / ``.view(..).from(..)`` / ``.sqz()`` of a tensor between launches
-        (LANGUAGE.md 7.6): its window, a slice of the tensor checked at launch to lie inside it.
+        (LANGUAGE.md 7.6): its window, a slice of the tensor checked at launch to lie inside it (a
+        copy's, ``partial``, may reach past it: read zero and dropped writes there, LANGUAGE.md 14.3).
         With explicit strides (``.view(e : st).from(o)``, ``.subspan(e : st)``) the window is
         elements of the tensor's row-major order: a strided view of a contiguous tensor."""
         t = self.value(e.base)
@@ -156,7 +157,8 @@ class HostCopies:
             self.body.append(H.Strided(var, t.name, t.host, w.offset, shape, tuple(w.strides), line=line))
         else:
             drop = tuple(d for d in range(len(w.dims)) if d not in w.axes)
-            self.body.append(H.Window(var, t.name, t.host, tuple(w.origin), tuple(w.dims), drop, line=line))
+            window = H.Window(var, t.name, t.host, tuple(w.origin), tuple(w.dims), drop, partial, line=line)
+            self.body.append(window)
             shape = tuple(w.dims[d] for d in w.axes)
         return Tensor(t.name, var, t.elem, t.dtype, self.named_extents(shape, var, e), e.span)
 

@@ -568,14 +568,16 @@ class Lifter(
             return
         if not isinstance(target, A.Name):
             raise NotLifted("an assignment to this kind of target", target)
+        if a.op == "=" and self.is_tuple_value(a.value):  # ``c = {bm, bn}``, ``nb = t + {1, 1}``: an index tuple
+            if not isinstance(unparen(a.value), A.ItupleLit) and self.binding(target.name) is not None:
+                raise NotLifted("an index tuple assigned again", a)  # (a mutable one updated in a loop)
+            self.ituple_decl(A.ItupleDecl(target.name, a.value, span=a.span))
+            return
         if a.op == "=" and (reshaped := self.reshaped_tensor(a.value)) is not None:  # ``xf = x.span_as([..])``
             self.scopes[-1][target.name] = reshaped
             return
         if a.op == "=" and self.names_a_view(a.value):  # a named view (``q = x.subspan(..).at(..)``)
             self.scopes[-1][target.name] = self.named_view(a.value)
-            return
-        if a.op == "=" and isinstance(unparen(a.value), A.ItupleLit):  # ``c = {bm, bn}``: an index tuple
-            self.ituple_decl(A.ItupleDecl(target.name, a.value, span=a.span))
             return
         if a.op == "=" and isinstance(unparen(a.value), A.Select):  # a choice known when translating
             self.scopes[-1][target.name] = self.select_future(unparen(a.value), target.name)  # type: ignore[arg-type]

@@ -23,8 +23,8 @@ from ..tir import nodes as N
 from .arith import Value
 from .buffers import STORAGES, BufferView, CopyFuture, TileBuffer, pow2, spread
 from .checks import copy_shapes
-from .copies import NEUTRAL_ATTRS, Pad, outside, padded_at, padded_extent, same_elements
-from .notlifted import NotLifted
+from .copies import NEUTRAL_ATTRS, Pad, constant_borders, outside, padded_at, padded_extent, same_elements
+from .notlifted import NotInRegisters, NotLifted
 from .terms import Bounded, Region, const_int, unparen
 
 
@@ -34,6 +34,7 @@ class LaneCopies:
     pred: list[E.Expr]
     padding: list[E.Expr]
     scopes: list[dict[str, Any]]
+    scratch_names: set[str]
     host: Any
     binding: Any
     block_level: Any
@@ -96,6 +97,8 @@ class LaneCopies:
         if s.dst_storage and s.result is None:
             return  # a copy nothing reads: no effect to keep
         pad = self.pad_borders(s, src) if s.op == "pad" else None
+        if pad is not None and not constant_borders(pad):
+            raise NotLifted("a per-thread dma.pad with a run-time border", s)
         if pad is not None and not (s.dst_storage and isinstance(src, Region)):
             raise NotLifted("a per-thread dma.pad other than of a thread's window into its own fresh buffer", s)
         perm = self.permutation(s, src)  # destination dimension k is the source's perm[k]
@@ -134,7 +137,13 @@ class LaneCopies:
                 extents = tuple(padded_extent(n, c, pad) for c, n in enumerate(extents))
             extents = tuple(extents[c] for c in perm)
             elem = self.host.tensors[src.tensor].elem
-            buf = self.give_home(self.new_buffer(s.result or "buf", elem, extents, 0, s), storage, s)
+            # each unit copies its own window into a fresh buffer only its future names: a fresh
+            # 'shared' buffer of one unit's copy is no other unit's, each unit's own as a local one
+            name = s.result or "buf"
+            if storage == "shared" and name not in self.scratch_names:
+                raise NotInRegisters("a unit's own copy into fresh shared memory", name, s)
+            own = "local" if storage == "shared" else storage
+            buf = self.give_home(self.new_buffer(name, elem, extents, 0, s), own, s)
             if buf.home is None or buf.home.lane is None:
                 raise NotLifted("a per-thread copy into a buffer the threads share", s)
             self.lane_move(src, buf, True, s, pad, perm)
@@ -159,7 +168,39 @@ class LaneCopies:
             same_elements(buf.elem, self.host.tensors[dst.tensor].elem, s)
             self.lane_move(dst, buf, False, s)
             return
+        if isinstance(src, Region) and isinstance(dst, BufferView) and not dst.whole:
+            self.lane_through_own(src, dst, True, s)  # a unit's window into its part of a shared buffer
+            return
+        if isinstance(src, BufferView) and isinstance(dst, Region) and not src.whole and not s.dst_storage:
+            self.lane_through_own(dst, src, False, s)  # its part of a shared buffer out to its window
+            return
         raise NotLifted("a per-thread copy of this form (a thread's window into or out of its own buffer)", s)
+
+    def lane_through_own(self, window: Region, part: BufferView, into: bool, s: A.DmaStmt) -> None:
+        """Each unit's window of a tensor into (``into``) or out of its part of a buffer the units
+        share (``quad[qi][qj]``, ``tile.chunkat(w, _)``): through a copy of its own, the two copies
+        this form is made of (the part of the shared buffer in scratch memory)."""
+        extents = self.place_shape(window)
+        part_extents = tuple(const_int(part.shape[d]) for d in part.axes)
+        if None in extents or any(n < 1 for n in extents) or extents != part_extents:  # type: ignore[operator]
+            raise NotLifted("a per-thread copy between a window and a part of a buffer of other shapes", s)
+        elem = self.host.tensors[window.tensor].elem
+        if into:
+            same_elements(elem, part.buffer.elem, s)
+        else:
+            same_elements(part.buffer.elem, elem, s)
+        name = f"_{part.buffer.name}_own"
+        if name not in self.scratch_names:
+            raise NotInRegisters("a unit's own copy of its part of a shared buffer", name, s)
+        buf = self.give_home(self.new_buffer(name, elem, extents, 0, s), "local", s)
+        if buf.home is None or buf.home.lane is None:
+            raise NotLifted("a per-thread copy into a buffer the threads share", s)
+        if into:
+            self.lane_move(window, buf, True, s)
+            self.lane_part_move(part, buf, False, s)
+        else:
+            self.lane_part_move(part, buf, True, s)
+            self.lane_move(window, buf, False, s)
 
     def owners_match(self, buf: TileBuffer, node: A.Node) -> None:
         """A per-thread copy moves each lane's own copy of ``buf``: refused where deeper threads

@@ -279,6 +279,16 @@ class Loops:
             parts.append(part)
         self.scopes[-1][s.name] = IndexTuple(tuple(parts))
 
+    def is_tuple_value(self, e: A.Expr) -> bool:
+        """Is ``e`` an index tuple (``{a, b}``, a tuple's name, element-wise arithmetic of tuples and
+        integers: LANGUAGE.md 7.1), which a name assigned it names?"""
+        x = unparen(e)
+        if isinstance(x, A.ItupleLit):
+            return True
+        if isinstance(x, A.Name):
+            return isinstance(self.binding(x.name), IndexTuple)
+        return isinstance(x, A.Binary) and self.tuple_items(x) is not None
+
     def tuple_items(self, e: A.Expr) -> list[A.Expr] | None:
         """The parts of an index tuple expression (``{a, b}``, a tuple's name, element-wise
         arithmetic of tuples and integers), None where ``e`` is not a tuple."""

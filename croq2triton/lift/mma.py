@@ -773,6 +773,12 @@ class Mmas:
 
     def extents_of(self, e: A.Expr, node: A.Node) -> tuple[int, ...]:
         name = unparen(e)
+        if isinstance(name, A.Member) and name.member == "data" and isinstance(unparen(name.base), A.Name):
+            # a future's buffer (``sa.data``) is the future's destination, shaped where it is defined
+            base = unparen(name.base)
+            assert isinstance(base, A.Name)
+            if self.binding(base.name) is None and base.name not in self.host.tensors:
+                return self.declared_extents(base.name, node)
         if isinstance(name, A.Name) and self.binding(name.name) is None and name.name not in self.host.tensors:
             return self.declared_extents(name.name, node)
         base = unparen(name.base) if isinstance(name, A.Index) else None
@@ -792,14 +798,33 @@ class Mmas:
         """The extents of what the statement that defines ``name`` (later on) makes of it."""
         for n in self.source_nodes():
             if isinstance(n, A.DmaStmt) and n.result == name and n.dst_storage and n.op in ("copy", "load"):
-                return self.extents_of(n.src, node)
+                return self.extents_in_loops(n, n.src, node)
             if isinstance(n, A.MmaLoad) and n.result == name:
-                return self.extents_of(n.src, node)
+                return self.extents_in_loops(n, n.src, node)
             if isinstance(n, (A.SpannedDecl, A.FragDecl)) and any(d.name == name for d in n.items):
                 return self.static_shape(n.shape, n)  # type: ignore[no-any-return]
             if isinstance(n, A.Assign) and isinstance(n.target, A.Name) and n.target.name == name:
                 return self.extents_of(n.value, node)
         raise NotLifted(f"the shape of '{name}'", node)
+
+    def extents_in_loops(self, definition: A.Node, e: A.Expr, node: A.Node) -> tuple[int, ...]:
+        """The extents of ``e`` where ``definition`` (a later statement) stands: the counters of the
+        loops around it are bound for the while (a view's extents do not depend on their values, its
+        origin does: ``a.subspan(16, 16).at(bm, k)`` read before the loop over ``k``)."""
+        loops = _loops_around([self.top, *self.collapsed], definition)
+        body, lets, depth = self.body, list(self.lets), len(self.scopes)
+        try:
+            for loop in loops:
+                counters, tuples = self.counters(loop)
+                scope: dict[str, Any] = dict(tuples)
+                for c in counters:
+                    if c.name != "_":
+                        scope[c.name] = Bounded(E.Var(f"_{c.name.replace('#', '_')}", "i32", lo=0), c.extent)
+                self.scopes.append(scope)
+            return self.extents_of(e, node)
+        finally:
+            del self.scopes[depth:]
+            self.body, self.lets = body, lets
 
     # ================================================================ K split into chunks
     def folded_k_loop(self, s: A.Foreach) -> bool:
@@ -1000,3 +1025,24 @@ def _spelled(e: A.Expr) -> str:
     """An MMA operand as the source names it (a name, else its kind)."""
     x = unparen(e)
     return x.name if isinstance(x, A.Name) else Printer().expr(x)
+
+
+def _loops_around(roots: list[Any], target: A.Node) -> list[A.Foreach]:
+    """The ``foreach`` statements around ``target`` under the first of ``roots`` that holds it,
+    outermost first (none where it is not under a loop)."""
+
+    def search(n: A.Node, path: list[A.Foreach]) -> list[A.Foreach] | None:
+        if n is target:
+            return path
+        inner = [*path, n] if isinstance(n, A.Foreach) else path
+        for k in n.children():
+            found = search(k, inner)
+            if found is not None:
+                return found
+        return None
+
+    for root in roots:
+        found = search(root, [])
+        if found is not None:
+            return found
+    return []

@@ -216,9 +216,13 @@ def _orders_events(n: A.Node) -> bool:
 
 
 def _uses(stmts: list[A.Stmt]) -> tuple[set[str], set[str]]:
-    """The names the statements write into (copy and store destinations, elements) and every name they read."""
+    """The names the statements write into (copy and store destinations, elements) and every name they
+    read.  The name a plain write stands on is not read by it: two roles that only write into one
+    tensor (each its own rows) do not race on it; whichever order the writes take is one the program
+    may take (where they overlap, the program itself leaves the result to chance)."""
     written: set[str] = set()
     read: set[str] = set()
+    stores: set[int] = set()  # the Name nodes a plain write stands on
     for s in stmts:
         for n in s.walk():
             target = None
@@ -232,6 +236,19 @@ def _uses(stmts: list[A.Stmt]) -> tuple[set[str], set[str]]:
                 target = n.target
             if target is not None and (name := root_name(target)) is not None:
                 written.add(name)
-            if isinstance(n, A.Name):
+                if not (isinstance(n, A.Assign) and n.op != "="):  # 'x.at(i) += v' reads x
+                    stores.add(id(_root(target)))
+            if isinstance(n, A.Name) and id(n) not in stores:
                 read.add(n.name)
     return written, read
+
+
+def _root(e: A.Expr) -> A.Expr:
+    """The node ``root_name`` reads the name of."""
+    e = unparen(e)
+    while not isinstance(e, A.Name):
+        base = getattr(e, "base", None) or getattr(e, "expr", None)
+        if not isinstance(base, A.Expr):
+            return e
+        e = unparen(base)
+    return e

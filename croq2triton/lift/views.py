@@ -258,6 +258,7 @@ class Expressions(ViewAlgebra):
     touch: Any
     buffer_content: Any
     guard: list[E.Expr]
+    no_copy_read: Any
 
     def value(self, e: A.Expr) -> Value:
         e = _lit(e)
@@ -267,6 +268,7 @@ class Expressions(ViewAlgebra):
             v = self.value(e.base)
             if isinstance(v, Future):
                 return v.buffer
+            self.no_copy_read(e)
             raise NotLifted("'.data' of something that is not a future", e)
         if isinstance(e, A.Index):
             base = self.value(e.base)

@@ -402,18 +402,37 @@ def window(
     shape: tuple[int, ...],
     line: int,
     drop: tuple[int, ...] = (),
+    partial: bool = False,
 ) -> torch.Tensor:
-    """The window of ``t`` from ``origin`` with ``shape`` (a view: writes reach ``t``), inside it;
-    without the dimensions ``drop`` (of extent 1: ``.sqz()``)."""
-    for d, (o, n, ext) in enumerate(zip(origin, shape, t.shape, strict=True)):
-        if o < 0 or n < 0 or o + n > ext:
+    """The window of ``t`` from ``origin`` with ``shape`` (a view: writes reach ``t``); without the
+    dimensions ``drop`` (of extent 1: ``.sqz()``), inside ``t``.  The window of a host-level copy
+    (``partial``) may reach past ``t`` (LANGUAGE.md 14.3): its elements outside read zero and writes
+    to them are dropped; it is then a copy of the part inside, which ``host_copy`` / ``host_pad``
+    write back (``_croq_writeback``)."""
+    bounds = [(int(o), int(o) + int(n), int(ext)) for o, n, ext in zip(origin, shape, t.shape, strict=True)]
+    for d, (o, end, ext) in enumerate(bounds):
+        if end < o or (not partial and (o < 0 or end > ext)):
             raise CroqLaunchError(
                 f"{f.name}: the window of '{pname}' ({list(t.shape)}) from {list(origin)} by {list(shape)} "
                 f"leaves it along dimension {d}",
                 Span.at(f.src, line, 1),
             )
-    view = t[tuple(slice(int(o), int(o) + int(n)) for o, n in zip(origin, shape, strict=True))]
-    return view.squeeze(drop) if drop else view
+    if all(o >= 0 and end <= ext for o, end, ext in bounds):
+        view = t[tuple(slice(o, end) for o, end, _ in bounds)]
+        return view.squeeze(drop) if drop else view
+    part = torch.zeros(tuple(int(n) for n in shape), dtype=t.dtype, device=t.device)
+    inside = tuple(slice(min(max(o, 0), ext), max(min(end, ext), 0)) for o, end, ext in bounds)
+    at = tuple(
+        slice(s.start - o, s.stop - o) if s.start < s.stop else slice(0, 0) for s, (o, _, _) in zip(inside, bounds)
+    )
+    part[at] = t[inside]
+
+    def writeback() -> None:
+        t[inside] = part[at]
+
+    out = part.squeeze(drop) if drop else part
+    out._croq_writeback = writeback  # type: ignore[attr-defined]
+    return out
 
 
 def strided(
@@ -465,7 +484,15 @@ def host_copy(
             Span.at(f.src, line, 1),
         )
     dst.copy_(value)
+    _written(dst)
     return dst
+
+
+def _written(dst: torch.Tensor) -> None:
+    """A window partly outside its tensor (``window``) passes what was written inside on to it."""
+    writeback = getattr(dst, "_croq_writeback", None)
+    if writeback is not None:
+        writeback()
 
 
 def host_pad(
@@ -501,6 +528,7 @@ def host_pad(
     if dst is None:
         return out
     dst.copy_(out)
+    _written(dst)
     return dst
 
 

@@ -216,6 +216,8 @@ class Window(Stmt):
     origin: tuple[Expr, ...]
     shape: tuple[Expr, ...]
     drop: tuple[int, ...] = ()  # dimensions (of extent 1) the view drops: ``.sqz()``
+    # a copy's window (not a view kernels read): it may reach past the tensor (LANGUAGE.md 14.3)
+    partial: bool = False
 
 
 @dataclass(frozen=True)
