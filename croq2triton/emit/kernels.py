@@ -444,7 +444,7 @@ class KernelDispatch:
         count: E.Expr = (
             E.Const(schedule.loop_split)
             if schedule.loop_split
-            else policy.split_count(programs, first.extent, first.least, phases=len(split))
+            else policy.split_count(programs, first.extent, first.least, phases=len(split), below=first.below)
         )
         lets: list[H.Stmt] = [H.Let(first.splits_var, count, line=line)]
         lets += [H.Let(x.splits_var, E.Var(first.splits_var), line=line) for x in split[1:]]
@@ -518,19 +518,24 @@ class KernelDispatch:
         """``kernel`` (named as emitted) with its one loop split across programs (schedule/splitloop.py);
         ``base``: the kernel's name to a tuning point."""
         tuned = schedule.origin == "tuned"
-        split = split_loop(kernel, kernel.name)
         block = policy.split_block(kernel)
         if tuned and schedule.fold > 0 and block > 1:  # (1: its iterations fold tiles of their own)
             block = schedule.fold
-        warps = schedule.num_warps if tuned else policy.SPLIT_WARPS
+        least = policy.split_least(kernel)
+        rows = policy.row_split(kernel)  # lanes along their rows: split below ROW_SPLIT_BELOW waves only
+        if rows:
+            # folded first, as unsplit (the lanes' rows on the tile's fast axis), then split in chunks of
+            # whole blocks (the launcher rounds CHUNK up to one): a block never crosses a chunk's end
+            kernel = fold_all(kernel, block)
+        split = split_loop(kernel, kernel.name, block if rows else 1)
+        warps = schedule.num_warps if tuned else policy.FOLD_WARPS if rows else policy.SPLIT_WARPS
         partial = dataclasses.replace(split.partial, num_warps=warps)
-        if block > 1:  # (1: a loop over blocks of rows already, which stays)
+        if block > 1 and not rows:  # (1: a loop over blocks of rows already, which stays)
             partial = fold_all(partial, block)
         partial = self.coarsened(partial, schedule)  # (its stop the split's: a step never crosses it)
         combine = lanes_first(fold_all(split.combine, E.Extent("BLOCK_S"), whole=True))
         stages = schedule.num_stages or 1
         finished = [self.finished(pipeline_loads(k, stages), base) for k in (partial, combine)]
-        least = policy.split_least(kernel)
         fused = None
         if schedule.combine_last and finished[0].autotune is None:
             # the partials combined by the last program of each group: one launch (schedule/lastcombine.py);
@@ -539,7 +544,13 @@ class KernelDispatch:
             with contextlib.suppress(NotCombined):
                 fused = combined_by_last(finished[0], pipeline_loads(blocked, stages), split.splits_arg)
         return dataclasses.replace(
-            split, partial=finished[0], combine=finished[1], block=block, least=least, fused=fused
+            split,
+            partial=finished[0],
+            combine=finished[1],
+            block=block,
+            least=least,
+            fused=fused,
+            below=policy.ROW_SPLIT_BELOW if rows else None,
         )
 
     def coarsened(self, kernel: N.Kernel, schedule: TileSchedule) -> N.Kernel:
