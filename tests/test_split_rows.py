@@ -233,12 +233,15 @@ def test_auto_splits_a_short_grids_fold_across_programs(monkeypatch: pytest.Monk
     xs = randn(1, 5, 33, 131, seed=5)
     got = _ran(mod, "plane_sum_max", xs, poisoned(1, 5), poisoned(1, 5))
     assert len(got) == 1 and got[0][0].endswith("_split") and got[0][1][-1] > 1, got
-    # a row's mean then variance, 1 program of 3 rows: one launch a pass, each split (schedule/splitphases.py)
+    # a row's mean then variance, 1 program of 3 rows: one launch a pass, each split (schedule/splitphases.py),
+    # where the split runs more programs than the rows one a program (3 of 5000: as written)
     got = _ran(mod, "row_mean_var", randn(3, 5000, seed=7), poisoned(3), poisoned(3))
+    assert all("split" not in k for k, _ in got), got
+    got = _ran(mod, "row_mean_var", randn(3, 20000, seed=7), poisoned(3), poisoned(3))
     assert [k for k, _ in got] == [f"row_mean_var_k0_phase{n}_split" for n in range(2)], got
     assert all(grid[-1] > 1 for _, grid in got), got
     mean, var = poisoned(3), poisoned(3)
-    xr = randn(3, 5000, seed=8) * 3 + 1.5
+    xr = randn(3, 20000, seed=8) * 3 + 1.5
     mod.row_mean_var(xr, mean, var)  # type: ignore[attr-defined]
     assert_near_max(mean, _d(xr).mean(1), 1e-5, "split row means")
     assert_near_max(var, _d(xr).var(1, unbiased=False), 1e-5, "split row variances")

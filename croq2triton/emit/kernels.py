@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import os
 import sys
 from collections.abc import Iterable, Iterator
@@ -396,7 +397,9 @@ class KernelDispatch:
             variants = [(lanes_first(fold_butterflies(fold_atomics(k))), cond, note) for k, cond, note in variants]
         split = self.split(written, schedule, top)
         rows = None
-        if one_row is not None and schedule.rows == 0 and split is None and len(variants) == 2 and sized is not None:
+        # (a row fold split only below a wave of programs keeps it where it is not split)
+        unsplit = split is None or all(x.below is not None for x in split)
+        if one_row is not None and schedule.rows == 0 and unsplit and len(variants) == 2 and sized is not None:
             # folded whole or in blocks: one row a program past NARROW_ROW_BYTES rows
             rows = self.one_row_a_program(one_row, name, host, sized, _elem_bytes(folded))
         if self.schedule == "auto" and split is None:
@@ -422,6 +425,8 @@ class KernelDispatch:
             # blocks one after the other where their atomic adds once for them (schedule/serial.py)
             variants, kernels = self.serial_auto(written, variants, kernels, top, name, stages)
         launches = [launch_of(k, line) for k in kernels]
+        # the programs the kernel runs unsplit (its variants' most): a row fold splits below a wave of them
+        ran = functools.reduce(lambda a, b: E.Bin("max", a, b), [_product(tuple(k.grid)) for k in kernels])
         for x in split or []:
             kernels += [x.fused] if x.fused is not None else [x.partial, x.combine]
         sources = [emit_kernel(k, self.src_name) for k in kernels]
@@ -444,7 +449,7 @@ class KernelDispatch:
         count: E.Expr = (
             E.Const(schedule.loop_split)
             if schedule.loop_split
-            else policy.split_count(programs, first.extent, first.least, phases=len(split), below=first.below)
+            else policy.split_count(programs, first.extent, first.least, len(split), first.below, E.fold(ran))
         )
         lets: list[H.Stmt] = [H.Let(first.splits_var, count, line=line)]
         lets += [H.Let(x.splits_var, E.Var(first.splits_var), line=line) for x in split[1:]]

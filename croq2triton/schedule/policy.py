@@ -488,13 +488,19 @@ def fold_tiles(kernel: N.Kernel) -> int:
 
 
 def split_count(
-    programs: E.Expr, extent: E.Expr, least: int = SPLIT_LEAST, phases: int = 1, below: int | None = None
+    programs: E.Expr,
+    extent: E.Expr,
+    least: int = SPLIT_LEAST,
+    phases: int = 1,
+    below: int | None = None,
+    unsplit: E.Expr | None = None,
 ) -> E.Expr:
     """How many programs the launcher splits a loop of ``extent`` iterations across, each of the
     ``programs`` of the grid (host expressions; 1: not split), at least ``least`` iterations each;
     loops one after the other (``phases`` > 1, schedule/splitphases.py) only where the programs are
-    at most half the SMs; with ``below``, only where the programs are fewer than ``below`` waves of
-    the SMs (lanes walking their rows: ``ROW_SPLIT_BELOW``)."""
+    at most half the SMs; with ``below``, only where the programs the kernel runs unsplit (``unsplit``,
+    else ``programs``: its variants may split its lanes one row a program) are fewer than ``below``
+    waves of the SMs (lanes walking their rows: ``ROW_SPLIT_BELOW``)."""
     sms = E.Call("_rt.num_sms", (E.Var("_dev"),), "i32")
     # (floor: a grid of more than half the programs SPLIT_WAVES asks for is not split)
     waves = E.Bin("/", E.fold(E.Bin("*", E.Const(SPLIT_WAVES), sms)), programs)
@@ -509,7 +515,13 @@ def split_count(
         few = E.Bin("min", E.Const(1), E.Bin("/", E.Bin("/", sms, E.Const(2)), programs))
         count = E.Bin("+", E.Const(1), E.Bin("*", E.Bin("-", count, E.Const(1)), few))
     if below is not None:  # 1 + (S - 1) * [programs < below * SMs]
-        under = E.Bin("/", E.fold(E.Bin("-", E.Bin("*", E.Const(below), sms), E.Const(1))), programs)
+        # (and only where the split runs more programs than the kernel unsplit: its lanes one row a program
+        # may run as many)
+        ran = programs if unsplit is None else unsplit
+        under = E.Bin("/", E.fold(E.Bin("-", E.Bin("*", E.Const(below), sms), E.Const(1))), ran)
+        if unsplit is not None:
+            more = E.Bin("/", E.Bin("*", programs, count), E.fold(E.Bin("+", ran, E.Const(1))))
+            under = E.Bin("min", under, more)
         count = E.Bin("+", E.Const(1), E.Bin("*", E.Bin("-", count, E.Const(1)), E.Bin("min", E.Const(1), under)))
     return count
 
