@@ -1,7 +1,7 @@
 """Folds of a long axis split across programs where the grid is short (issue 27, programs sized for the
 device): a thread per group walking its group's contiguous elements (group norm statistics), a thread
 per (b, c) folding a plane (a sum and a maximum), a thread per row folding mean and variance in two
-passes, when the grid has fewer programs than the SMs.  Under ``--schedule auto`` each lane's loop is
+passes or by Welford's update, when the grid has fewer programs than the SMs.  Under ``--schedule auto`` each lane's loop is
 folded into a tile axis (schedule/foldloops.py) and, where the grid's programs are fewer than the SMs
 (``policy.ROW_SPLIT_BELOW`` waves), split into chunks across a new grid axis (schedule/splitloop.py),
 the partials combined by the last program of each group (schedule/lastcombine.py), the epilogue (the
@@ -87,6 +87,27 @@ __co__ void row_mean_var(global f32 [M, N] x, global f32 [M] mean, global f32 [M
       foreach j in [N] { f32 d = x.at(r, j) - mu; q += d * d; }
       mean.at(r) = mu;
       var.at(r) = q / N;
+    }
+  }
+}
+
+// a row's mean and variance by Welford's update, a thread per row, 4 rows a program
+__co__ void row_welford(global f32 [M, N] x, global f32 [M] mean, global f32 [M] var) {
+  parallel b by cdiv(M, 4) : block, t by 4 : thread {
+    int r = b # t;
+    if (r < M) {
+      mutable f32 n = 0.0f;
+      mutable f32 mu = 0.0f;
+      mutable f32 m2 = 0.0f;
+      foreach j in [N] {
+        f32 v = x.at(r, j);
+        n += 1.0f;
+        f32 d = v - mu;
+        mu += d / n;
+        m2 += d * (v - mu);
+      }
+      mean.at(r) = mu;
+      var.at(r) = m2 / n;
     }
   }
 }
@@ -188,6 +209,10 @@ def test_row_mean_var_and_near_miss(schedule: str, m: int, n: int) -> None:
     mod.row_mean_var(x, mean, var)  # type: ignore[attr-defined]
     assert_near_max(mean, _d(x).mean(1), 1e-5, f"row means ({schedule})")
     assert_near_max(var, _d(x).var(1, unbiased=False), 1e-5, f"row variances ({schedule})")
+    mean, var = poisoned(m), poisoned(m)
+    mod.row_welford(x, mean, var)  # type: ignore[attr-defined]
+    assert_near_max(mean, _d(x).mean(1), 1e-5, f"Welford row means ({schedule})")
+    assert_near_max(var, _d(x).var(1, unbiased=False), 1e-5, f"Welford row variances ({schedule})")
     y = poisoned(m, n)
     mod.row_cumsum(x, y)  # type: ignore[attr-defined]
     assert_near_max(y, _d(x).cumsum(1), 1e-5, f"row running sums ({schedule})")
@@ -245,6 +270,12 @@ def test_auto_splits_a_short_grids_fold_across_programs(monkeypatch: pytest.Monk
     mod.row_mean_var(xr, mean, var)  # type: ignore[attr-defined]
     assert_near_max(mean, _d(xr).mean(1), 1e-5, "split row means")
     assert_near_max(var, _d(xr).var(1, unbiased=False), 1e-5, "split row variances")
+    got = _ran(mod, "row_welford", xr, poisoned(3), poisoned(3))  # (Welford's update: the same passes)
+    assert [k for k, _ in got] == [f"row_welford_k0_phase{n}_split" for n in range(2)], got
+    mean, var = poisoned(3), poisoned(3)
+    mod.row_welford(xr, mean, var)  # type: ignore[attr-defined]
+    assert_near_max(mean, _d(xr).mean(1), 1e-5, "split Welford row means")
+    assert_near_max(var, _d(xr).var(1, unbiased=False), 1e-5, "split Welford row variances")
     # the loop that stores: as written
     got = _ran(mod, "row_cumsum", randn(3, 5000, seed=6), poisoned(3, 5000))
     assert all("split" not in k for k, _ in got), got
