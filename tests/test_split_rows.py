@@ -292,3 +292,34 @@ def test_split_is_a_tile_schedule_field_and_the_epilogue_follows_the_combine() -
     body = code[start : code.index("\n@", start)]
     assert "tl.program_id(1)" in body and "tl.atomic_add(" in body, body
     assert body.index("tl.atomic_add(") < body.index("tl.rsqrt("), body
+
+
+@pytest.mark.parametrize(
+    "point",
+    [{"loop_split": 3, "combine_last": False}, {"loop_split": 5, "fold": 32, "num_warps": 2}, {"loop_split": 1}],
+)
+def test_tuning_points_set_the_split(point: dict[str, object]) -> None:
+    """``loop_split`` is a field of the kernel's TileSchedule: a tuning point fixes the split count (a
+    second kernel combining where ``combine_last`` is false, a tuned fold the partial's block), 1 not split."""
+    from croq2triton.options import Point
+
+    out = translate_full(
+        SRC, filename="split_rows.co", schedule="auto", point=Point.of({}, {"group_stats_k0_planes": point})
+    )
+    assert not out.failed, out.failed
+    mod = load_source(out.source, f"split_rows_point_{len(point)}_{point['loop_split']}")
+    b, c, h, w, g = GROUPS[0]
+    x = randn(b, c, h, w, seed=9) * 2 + 0.5
+    got = _ran(mod, "group_stats", x, g, poisoned(b, g), poisoned(b, g))
+    splits = int(point["loop_split"])  # type: ignore[call-overload]
+    if splits == 1:
+        assert [k for k, _ in got] == ["group_stats_k0_planes"], got
+    elif point.get("combine_last") is False:
+        assert got == [("group_stats_k0_planes_partial", (b, splits)), ("group_stats_k0_planes_combine", (b,))], got
+    else:
+        assert got == [("group_stats_k0_planes_split", (b, splits))], got
+    mean, rstd = poisoned(b, g), poisoned(b, g)
+    mod.group_stats(x, g, mean, rstd)  # type: ignore[attr-defined]
+    mu, rs = _group_ref(x, g)
+    assert_near_max(mean, mu, 1e-5, f"group_stats mean at {point}")
+    assert_near_max(rstd, rs, 1e-5, f"group_stats rstd at {point}")
