@@ -436,12 +436,13 @@ class KernelDispatch:
         for launch, (_, cond, note) in reversed(list(zip(launches[:-1], variants[:-1], strict=True))):
             assert cond is not None
             out = H.If(cond, (launch,), (out,), note, line, line=line)
-        if rows is not None:  # long rows: one a program (lift/narrow.py)
-            longer, statements = rows
+        # long rows: one a program (lift/narrow.py), before a row fold's split (which runs fewer programs)
+        narrow: tuple[E.Expr, tuple[H.Stmt, ...], str] | None = None
+        if rows is not None:
             note = f"rows of at least {policy.NARROW_ROW_BYTES} bytes: one row a program (lift/narrow.py)"
-            out = H.If(longer, tuple(statements), (out,), note, line, line=line)
+            narrow = (rows[0], tuple(rows[1]), note)
         if split is None:
-            return [out]
+            return [out if narrow is None else H.If(narrow[0], narrow[1], (out,), narrow[2], line, line=line)]
         # too few programs for the SMs: the loop split across programs, its partial folds combined after
         # (the partial kernel's programs: its grid but the split axis); phases one after the other
         first = split[0]
@@ -463,6 +464,8 @@ class KernelDispatch:
                 parts += [launch_of(x.partial, line), launch_of(x.combine, line)]
         note = "too few programs for the SMs: the loop split across programs (schedule/splitloop.py)"
         choose = H.If(E.Bin(">", E.Var(first.splits_var), E.Const(1)), tuple(parts), (out,), note, line, line=line)
+        if narrow is not None:
+            return [H.If(narrow[0], narrow[1], (*lets, choose), narrow[2], line, line=line)]
         return [*lets, choose]
 
     def one_row_a_program(
