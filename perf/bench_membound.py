@@ -375,6 +375,82 @@ def _cases() -> list[Case]:
         *_cases10(rand, nan),
         *_cases11(rand, nan),
         *_cases12(rand, nan),
+        *_cases13(rand, nan),
+    ]
+
+
+def _cases13(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
+    """Folds whose grid is short for the SMs (issue 27, programs sized for the device): under auto a fold
+    of a long axis split across programs where the grid has fewer programs than the SMs (schedule/splitloop.py,
+    policy.ROW_SPLIT_BELOW): group statistics a thread per group at B = 8 and B = 128 (the same bytes),
+    segment sums of few long segments and of many short ones, each next to torch's op of the same work."""
+    import torch
+
+    forms4 = "tests/programs/membound_forms4.co"
+    forms7 = "tests/programs/membound_forms7.co"
+
+    def group_stats(x: Any) -> list[Any]:
+        var, mu = torch.var_mean(x.reshape(x.shape[0], 32, -1), 2, correction=0)
+        return [mu, torch.rsqrt(var + 1e-5)]
+
+    def groups(b: int) -> Callable[[int, int], tuple[list[Any], list[Any]]]:
+        def make(m: int, n: int) -> tuple[list[Any], list[Any]]:
+            c = 512
+            hw = m * n // (b * c)
+            h = 1 << ((hw.bit_length() - 1) // 2)
+            return [rand(b, c, h, hw // h), 32], [nan(b, 32), nan(b, 32)]
+
+        return make
+
+    def csr(count: int, total: int) -> list[Any]:
+        cuts = torch.sort(torch.randint(0, total, (count - 1,), device="cuda")).values
+        ptr = torch.cat(
+            [torch.zeros(1, dtype=torch.int64, device="cuda"), cuts, torch.full((1,), total, device="cuda")]
+        )
+        return [rand(total), ptr.to(torch.int32)]
+
+    def seg_ref(vals: Any, ptr: Any) -> list[Any]:
+        p = ptr.long()
+        c = torch.cat([torch.zeros(1, dtype=torch.float64, device=vals.device), vals.double().cumsum(0)])
+        return [c[p[1:]] - c[p[:-1]]]
+
+    def seg_op(vals: Any, ptr: Any) -> Any:
+        return torch.segment_reduce(vals, "sum", offsets=ptr.long())
+
+    return [
+        *(
+            Case(
+                f"group norm statistics f32, B = {b}, 32 groups of 16 channels (a thread per group; split below a wave)",
+                forms7,
+                "group_stats4",
+                groups(b),
+                lambda x, g: group_stats(x.double()),
+                lambda x, g: group_stats(x),
+                1e-4,
+                name=f"group_stats4_b{b}",
+            )
+            for b in (8, 128)
+        ),
+        Case(
+            "segment sums f32, 64 long segments (a thread per CSR row: a short grid)",
+            forms4,
+            "segment_sums",
+            lambda m, n: (csr(64, m * n), [nan(64)]),
+            seg_ref,
+            seg_op,
+            1e-4,
+            name="segment_sums_few_long",
+        ),
+        Case(
+            "segment sums f32, m * n / 256 short segments (a thread per CSR row: a long grid)",
+            forms4,
+            "segment_sums",
+            lambda m, n: (csr(m * n // 256, m * n), [nan(m * n // 256)]),
+            seg_ref,
+            seg_op,
+            1e-4,
+            name="segment_sums_many_short",
+        ),
     ]
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import os
 import sys
 from collections.abc import Iterable, Iterator
@@ -396,7 +397,9 @@ class KernelDispatch:
             variants = [(lanes_first(fold_butterflies(fold_atomics(k))), cond, note) for k, cond, note in variants]
         split = self.split(written, schedule, top)
         rows = None
-        if one_row is not None and schedule.rows == 0 and split is None and len(variants) == 2 and sized is not None:
+        # (a row fold split only below a wave of programs keeps it where it is not split)
+        unsplit = split is None or all(x.below is not None for x in split)
+        if one_row is not None and schedule.rows == 0 and unsplit and len(variants) == 2 and sized is not None:
             # folded whole or in blocks: one row a program past NARROW_ROW_BYTES rows
             rows = self.one_row_a_program(one_row, name, host, sized, _elem_bytes(folded))
         if self.schedule == "auto" and split is None:
@@ -422,6 +425,8 @@ class KernelDispatch:
             # blocks one after the other where their atomic adds once for them (schedule/serial.py)
             variants, kernels = self.serial_auto(written, variants, kernels, top, name, stages)
         launches = [launch_of(k, line) for k in kernels]
+        # the programs the kernel runs unsplit (its variants' most): a row fold splits below a wave of them
+        ran = functools.reduce(lambda a, b: E.Bin("max", a, b), [_product(tuple(k.grid)) for k in kernels])
         for x in split or []:
             kernels += [x.fused] if x.fused is not None else [x.partial, x.combine]
         sources = [emit_kernel(k, self.src_name) for k in kernels]
@@ -431,12 +436,13 @@ class KernelDispatch:
         for launch, (_, cond, note) in reversed(list(zip(launches[:-1], variants[:-1], strict=True))):
             assert cond is not None
             out = H.If(cond, (launch,), (out,), note, line, line=line)
-        if rows is not None:  # long rows: one a program (lift/narrow.py)
-            longer, statements = rows
+        # long rows: one a program (lift/narrow.py), before a row fold's split (which runs fewer programs)
+        narrow: tuple[E.Expr, tuple[H.Stmt, ...], str] | None = None
+        if rows is not None:
             note = f"rows of at least {policy.NARROW_ROW_BYTES} bytes: one row a program (lift/narrow.py)"
-            out = H.If(longer, tuple(statements), (out,), note, line, line=line)
+            narrow = (rows[0], tuple(rows[1]), note)
         if split is None:
-            return [out]
+            return [out if narrow is None else H.If(narrow[0], narrow[1], (out,), narrow[2], line, line=line)]
         # too few programs for the SMs: the loop split across programs, its partial folds combined after
         # (the partial kernel's programs: its grid but the split axis); phases one after the other
         first = split[0]
@@ -444,7 +450,7 @@ class KernelDispatch:
         count: E.Expr = (
             E.Const(schedule.loop_split)
             if schedule.loop_split
-            else policy.split_count(programs, first.extent, first.least, phases=len(split))
+            else policy.split_count(programs, first.extent, first.least, len(split), first.below, E.fold(ran))
         )
         lets: list[H.Stmt] = [H.Let(first.splits_var, count, line=line)]
         lets += [H.Let(x.splits_var, E.Var(first.splits_var), line=line) for x in split[1:]]
@@ -458,6 +464,8 @@ class KernelDispatch:
                 parts += [launch_of(x.partial, line), launch_of(x.combine, line)]
         note = "too few programs for the SMs: the loop split across programs (schedule/splitloop.py)"
         choose = H.If(E.Bin(">", E.Var(first.splits_var), E.Const(1)), tuple(parts), (out,), note, line, line=line)
+        if narrow is not None:
+            return [H.If(narrow[0], narrow[1], (*lets, choose), narrow[2], line, line=line)]
         return [*lets, choose]
 
     def one_row_a_program(
@@ -518,19 +526,24 @@ class KernelDispatch:
         """``kernel`` (named as emitted) with its one loop split across programs (schedule/splitloop.py);
         ``base``: the kernel's name to a tuning point."""
         tuned = schedule.origin == "tuned"
-        split = split_loop(kernel, kernel.name)
         block = policy.split_block(kernel)
         if tuned and schedule.fold > 0 and block > 1:  # (1: its iterations fold tiles of their own)
             block = schedule.fold
-        warps = schedule.num_warps if tuned else policy.SPLIT_WARPS
+        least = policy.split_least(kernel)
+        rows = policy.row_split(kernel)  # lanes along their rows: split below ROW_SPLIT_BELOW waves only
+        if rows:
+            # folded first, as unsplit (the lanes' rows on the tile's fast axis), then split in chunks of
+            # whole blocks (the launcher rounds CHUNK up to one): a block never crosses a chunk's end
+            kernel = fold_all(kernel, block)
+        split = split_loop(kernel, kernel.name, block if rows else 1)
+        warps = schedule.num_warps if tuned else policy.FOLD_WARPS if rows else policy.SPLIT_WARPS
         partial = dataclasses.replace(split.partial, num_warps=warps)
-        if block > 1:  # (1: a loop over blocks of rows already, which stays)
+        if block > 1 and not rows:  # (1: a loop over blocks of rows already, which stays)
             partial = fold_all(partial, block)
         partial = self.coarsened(partial, schedule)  # (its stop the split's: a step never crosses it)
         combine = lanes_first(fold_all(split.combine, E.Extent("BLOCK_S"), whole=True))
         stages = schedule.num_stages or 1
         finished = [self.finished(pipeline_loads(k, stages), base) for k in (partial, combine)]
-        least = policy.split_least(kernel)
         fused = None
         if schedule.combine_last and finished[0].autotune is None:
             # the partials combined by the last program of each group: one launch (schedule/lastcombine.py);
@@ -539,7 +552,13 @@ class KernelDispatch:
             with contextlib.suppress(NotCombined):
                 fused = combined_by_last(finished[0], pipeline_loads(blocked, stages), split.splits_arg)
         return dataclasses.replace(
-            split, partial=finished[0], combine=finished[1], block=block, least=least, fused=fused
+            split,
+            partial=finished[0],
+            combine=finished[1],
+            block=block,
+            least=least,
+            fused=fused,
+            below=policy.ROW_SPLIT_BELOW if rows else None,
         )
 
     def coarsened(self, kernel: N.Kernel, schedule: TileSchedule) -> N.Kernel:

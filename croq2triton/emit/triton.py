@@ -42,6 +42,10 @@ def param(arg: N.Arg) -> str:
     return f"{arg.name}: tl.constexpr" if isinstance(arg, N.Constexpr) else arg.name
 
 
+def _constexprs_last(args: list[N.Arg]) -> list[N.Arg]:
+    return [a for a in args if not isinstance(a, N.Constexpr)] + [a for a in args if isinstance(a, N.Constexpr)]
+
+
 class KernelEmitter:
     def __init__(self, kernel: N.Kernel, src_name: str) -> None:
         self.kernel = kernel
@@ -58,7 +62,9 @@ class KernelEmitter:
         self.lines = [
             *autotune(k.autotune),
             "@triton.jit",
-            *wrapped(f"def {k.name}(", [param(a) for a in k.args], "):", 0, ""),
+            # (constexprs last: the launcher passes the others by position, the constexprs by name,
+            # and a split adds arguments after a kernel's constexprs, schedule/splitloop.py)
+            *wrapped(f"def {k.name}(", [param(a) for a in _constexprs_last(k.args)], "):", 0, ""),
         ]
         if k.doc:
             self.lines.extend(docstring(k.doc))

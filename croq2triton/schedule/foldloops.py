@@ -268,19 +268,24 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int
 
 # ---------------------------------------------------------------- the proof
 def loop_folds(
-    loop: N.For, after: list[N.Stmt], tiled: bool = False, fenced_tensors: set[str] | None = None
+    loop: N.For,
+    after: list[N.Stmt],
+    tiled: bool = False,
+    fenced_tensors: set[str] | None = None,
+    stepped: bool = False,
 ) -> dict[str, Fold]:
     """The folds of ``loop`` where the proof admits it (``after``: what runs after it); ``tiled``
     admits reductions, permutations and gathers of tiles in the body too (the loop is not folded
     into a tile axis then: schedule/splitloop.py only runs its iterations in other programs).
     ``fenced_tensors``: the kernel's tensors (not its scratch areas); a loop that accesses only them
     (stores into them or reads them) may hold the barriers the lifting put in for it (else a barrier
-    in the loop keeps it as written)."""
+    in the loop keeps it as written).  ``stepped``: a loop of any constant step (one folded into blocks
+    already, each iteration a block: schedule/splitloop.py splits it in chunks of whole blocks)."""
 
     def own_axes(e: E.Expr) -> bool:
         return not tiled and any(isinstance(n, (E.Reduce, E.Permute, E.Reshape)) or _gathers(n) for n in e.walk())
 
-    if not (isinstance(loop.step, E.Const) and loop.step.value == 1):
+    if not (isinstance(loop.step, E.Const) and (loop.step.value == 1 or stepped)):
         raise NotFolded("a loop whose step is not 1")
     for bound in (loop.start, loop.stop):
         if bound.shape:

@@ -25,6 +25,7 @@ from ..lift.buffers import pow2
 from ..tir import expr as E
 from ..tir import nodes as N
 from ..tir.contract import Contraction
+from ..tir.expr import names as _names
 from .atomicfold import unspread
 from .foldloops import (
     WHOLE_PER_THREAD,
@@ -44,6 +45,7 @@ from .schedule import Schedule, TileSchedule
 from .selectfold import fold_selects
 from .serial import merging_axes
 from .shared import SHARED_LIMIT, contraction_shared
+from .splitloop import loop_extent
 from .widen import BYTES as WIDEN_BYTES
 from .widen import Facts
 
@@ -485,11 +487,20 @@ def fold_tiles(kernel: N.Kernel) -> int:
     return tiles
 
 
-def split_count(programs: E.Expr, extent: E.Expr, least: int = SPLIT_LEAST, phases: int = 1) -> E.Expr:
+def split_count(
+    programs: E.Expr,
+    extent: E.Expr,
+    least: int = SPLIT_LEAST,
+    phases: int = 1,
+    below: int | None = None,
+    unsplit: E.Expr | None = None,
+) -> E.Expr:
     """How many programs the launcher splits a loop of ``extent`` iterations across, each of the
     ``programs`` of the grid (host expressions; 1: not split), at least ``least`` iterations each;
     loops one after the other (``phases`` > 1, schedule/splitphases.py) only where the programs are
-    at most half the SMs."""
+    at most half the SMs; with ``below``, only where the programs the kernel runs unsplit (``unsplit``,
+    else ``programs``: its variants may split its lanes one row a program) are fewer than ``below``
+    waves of the SMs (lanes walking their rows: ``ROW_SPLIT_BELOW``)."""
     sms = E.Call("_rt.num_sms", (E.Var("_dev"),), "i32")
     # (floor: a grid of more than half the programs SPLIT_WAVES asks for is not split)
     waves = E.Bin("/", E.fold(E.Bin("*", E.Const(SPLIT_WAVES), sms)), programs)
@@ -503,7 +514,42 @@ def split_count(programs: E.Expr, extent: E.Expr, least: int = SPLIT_LEAST, phas
         # - 1) * [programs <= SMs / 2]
         few = E.Bin("min", E.Const(1), E.Bin("/", E.Bin("/", sms, E.Const(2)), programs))
         count = E.Bin("+", E.Const(1), E.Bin("*", E.Bin("-", count, E.Const(1)), few))
+    if below is not None:  # 1 + (S - 1) * [programs < below * SMs]
+        # (and only where the split runs more programs than the kernel unsplit: its lanes one row a program
+        # may run as many)
+        ran = programs if unsplit is None else unsplit
+        under = E.Bin("/", E.fold(E.Bin("-", E.Bin("*", E.Const(below), sms), E.Const(1))), ran)
+        if unsplit is not None:
+            more = E.Bin("/", E.Bin("*", programs, count), E.fold(E.Bin("+", ran, E.Const(1))))
+            under = E.Bin("min", under, more)
+        count = E.Bin("+", E.Const(1), E.Bin("*", E.Bin("-", count, E.Const(1)), E.Bin("min", E.Const(1), under)))
     return count
+
+
+# Lanes that walk their own rows (a thread per group of a group norm reading the group's contiguous
+# elements, a thread per row), folded into a tile axis a block of the row a step (schedule/foldloops.py):
+# where the grid has fewer programs than ROW_SPLIT_BELOW waves of the SMs, the launcher splits the fold
+# across programs as a column fold's (schedule/splitloop.py), each chunk at least ROW_SPLIT_LEAST_BYTES
+# of each lane's row, up to SPLIT_WAVES programs a SM.  A grid of a wave or more stays as it runs now
+# (row sums of 16384 rows, 256 programs of 64 rows); group statistics at B = 128 ran at 0.35 of the
+# roofline on the H100, one program (32 groups) an SM (issue 27).  The constants are not yet measured.
+ROW_SPLIT_BELOW = 1
+ROW_SPLIT_LEAST_BYTES = 8 * 1024
+
+
+def row_split(kernel: N.Kernel) -> bool:
+    """Whether ``kernel``'s one folding loop, its lanes walking their rows, is one the launcher may split
+    across programs: its extent a host expression (of the kernel's scalar arguments: not a segment's
+    length read from a tensor)."""
+    loops = [s for s in kernel.body if isinstance(s, N.For)]
+    if len(loops) != 1 or not walks_rows(kernel) or segment_tensors(kernel):
+        return False
+    scalars = {a.name for a in kernel.args if isinstance(a, N.Scalar)}
+    at = next(i for i, s in enumerate(kernel.body) if isinstance(s, N.For))
+    loop = kernel.body[at]
+    assert isinstance(loop, N.For)
+    extent = loop_extent(kernel.body[:at], loop)
+    return not loop.start.shape and not loop.stop.shape and _names(extent) <= scalars
 
 
 def splits_loop(kernel: N.Kernel) -> bool:
@@ -523,7 +569,7 @@ def splits_loop(kernel: N.Kernel) -> bool:
     if len(loops) != 1:
         return False
     if foldable(kernel) == loops:
-        if walks_rows(kernel):
+        if walks_rows(kernel) and not row_split(kernel):
             return False
     elif not tiled_fold(kernel):
         return False
@@ -562,6 +608,9 @@ def split_least(kernel: N.Kernel) -> int:
     """The iterations each program of a split loop takes at least: ``SPLIT_LEAST`` elements of the
     tiles the loop loads an element of its folds' accumulators (an iteration of a thread per column
     loads one element a column; a block of 32 rows of 64 staged, 64 a row's sum)."""
+    if row_split(kernel):  # (a lane's row: ROW_SPLIT_LEAST_BYTES of it)
+        loops = [s for s in kernel.body if isinstance(s, N.For)]
+        return max(1, ROW_SPLIT_LEAST_BYTES // (_loaded_bytes(kernel, loops) or _elem_bytes(kernel)))
     found = _tiled_loop(kernel)
     if found is None:
         return SPLIT_LEAST
@@ -577,6 +626,9 @@ def split_block(kernel: N.Kernel) -> int:
     if tiled_fold(kernel):  # (its loops over a register tile's elements folded already)
         return 1
     loops = [s for s in kernel.body if isinstance(s, N.For)]
+    if row_split(kernel):  # lanes along their rows: FOLD_BLOCK_BYTES of the lanes' tile a step, as unsplit
+        elem = _loaded_bytes(kernel, loops) or _elem_bytes(kernel)
+        return max(16, pow2(FOLD_BLOCK_BYTES // elem // max(1, lane_count(kernel, LAUNCH_LANES))))
     lanes = lane_count(kernel)
     block = lines_block(_loaded_bytes(kernel, loops) or _elem_bytes(kernel), lanes, LINES_BLOCK_BYTES)
     # each fold keeps a tile of the block in registers along a leading axis, the loaded block one more:

@@ -30,8 +30,9 @@ What it proves on the IR (else :class:`NotSplit`, and the kernel runs as it is):
   partial kernel starts it from the identity of ``op`` instead: the combine kernel folds ``S``
   partials into the initial value, ``op`` being associative and commutative.  Float ``+`` folds sum
   in another order (within the rounding of their type); ``max`` and ``min`` are exact;
-* the loop's bounds are scalars the launcher knows (expressions of the kernel's scalar arguments),
-  and its accumulators have shapes known when translating (the lanes' tile);
+* the loop's bounds are scalars the launcher knows (expressions of the kernel's scalar arguments);
+  its accumulators' shapes (the lanes' tile) may hold extents fixed at launch (a thread level of
+  ``G`` threads): the scratch area counts them by their constexprs;
 * the grid has at most two axes (the split is a third).
 
 The launcher picks ``S`` (schedule/policy.py ``SPLIT_WAVES``) and runs the kernel as it is where
@@ -69,19 +70,24 @@ class Split:
     # partial and combine in one kernel: the last program of each group combines (schedule/lastcombine.py)
     fused: N.Kernel | None = None
     splits_arg: str = "SPLITS"  # the partial kernel's scalar argument holding S
+    below: int | None = None  # split only below so many waves of programs (schedule/policy.py split_count)
 
 
-def split_loop(kernel: N.Kernel, prefix: str) -> Split:
+def split_loop(kernel: N.Kernel, prefix: str, step: int = 1) -> Split:
     """The partial and combine kernels of ``kernel`` (see the module docstring); ``prefix`` names
-    the launcher's variables of the split (``_{prefix}_splits``, ``_{prefix}_chunk``)."""
+    the launcher's variables of the split (``_{prefix}_splits``, ``_{prefix}_chunk``); ``step``: the
+    loop's step where it is folded into blocks of that many already (the launcher's CHUNK a multiple
+    of it, each chunk whole blocks)."""
     loops = [(i, s) for i, s in enumerate(kernel.body) if isinstance(s, N.For)]
     if len(loops) != 1:
         raise NotSplit("a kernel whose top level has other than one loop")
     at, loop = loops[0]
     try:
-        folds = loop_folds(loop, kernel.body[at + 1 :], tiled=True)
+        folds = loop_folds(loop, kernel.body[at + 1 :], tiled=True, stepped=step > 1)
     except NotFolded as e:
         raise NotSplit(str(e)) from None
+    if not (isinstance(loop.step, E.Const) and loop.step.value == step):
+        raise NotSplit(f"a loop whose step is not {step}")
     if any(isinstance(s, (N.Store, N.Atomic, N.TmaStore)) for s in N.walk(loop.body)):
         raise NotSplit("a loop that stores")
     if not folds:
@@ -99,11 +105,9 @@ def split_loop(kernel: N.Kernel, prefix: str) -> Split:
     if any(name not in inits for name in folds):
         raise NotSplit("an accumulator not defined by a let before the loop")
     scalars = {a.name: a.host for a in kernel.args if isinstance(a, N.Scalar)}
-    extent = E.fold(loop.stop - loop.start)
+    extent = loop_extent(kernel.body[:at], loop)
     if loop.start.shape or loop.stop.shape or not _names(extent) <= scalars.keys():
         raise NotSplit("a loop whose extent the launcher does not know")
-    if any(not all(isinstance(d, int) for d in f.acc.shape) for f in folds.values()):
-        raise NotSplit("an accumulator whose shape is fixed at launch")
     taken = {a.name for a in kernel.args} | {v.name for s in N.walk(kernel.body) for v in N.defines(s)}
     taken |= {p.name for p in kernel.program_ids}
 
@@ -121,7 +125,7 @@ def split_loop(kernel: N.Kernel, prefix: str) -> Split:
     areas = {
         # (each program of the partial kernel stores its whole slot, unmasked, after its range of the
         # loop, an empty range too: the combine reads nothing the partials did not write)
-        name: N.Scratch(fresh(f"{name}_partials"), f.acc.type, E.Const(_count(f.acc.shape)), written=True)
+        name: N.Scratch(fresh(f"{name}_partials"), f.acc.type, _count(f.acc.shape), written=True)
         for name, f in folds.items()
     }
     program = program_index(kernel.program_ids)
@@ -208,12 +212,27 @@ def split_loop(kernel: N.Kernel, prefix: str) -> Split:
     return Split(partial, combine, host_extent, splits_var, chunk_var, splits_arg=splits.name)
 
 
-def _count(shape: E.Shape) -> int:
-    out = 1
+def loop_extent(before: list[N.Stmt], loop: N.For) -> E.Expr:
+    """``loop``'s extent, the scalar lets of ``before`` (the statements before it at the kernel's top
+    level: ``int cg = C / G``) substituted: an expression of the kernel's arguments where the
+    launcher knows it (a value loaded from a tensor stays a name, and the launcher does not know it)."""
+    lets = {s.var.name: s.value for s in before if isinstance(s, N.Let) and not s.var.shape}
+    extent = E.fold(loop.stop - loop.start)
+    for _ in range(8):
+        found = _names(extent) & lets.keys()
+        if not found:
+            break
+        extent = E.substitute(extent, {n: lets[n] for n in found})
+    return extent
+
+
+def _count(shape: E.Shape) -> E.Expr:
+    """The elements of a tile of ``shape``: an extent fixed at launch counted by its constexpr's name
+    (the kernel's argument; the launcher's variable of that launch, tir/launch.py)."""
+    out: E.Expr = E.Const(1)
     for d in shape:
-        assert isinstance(d, int)
-        out *= d
-    return out
+        out = E.Bin("*", out, E.Var(d.name, "i32") if isinstance(d, E.Extent) else E.Const(d))
+    return E.fold(out)
 
 
 def program_index(program_ids: tuple[E.Var, ...]) -> E.Expr:
@@ -231,14 +250,13 @@ def _slot(program: E.Expr, splits: E.Expr, split: E.Expr, shape: E.Shape) -> E.E
     """Where partial ``split`` of an accumulator of ``shape`` of ``program`` lies in its area: ``S``
     tiles of the accumulator's elements a program, one after the other, each row-major."""
     lane: E.Expr = E.Const(0)
-    step = 1
+    step: E.Expr = E.Const(1)
     rank = len(shape)
     for axis in reversed(range(rank)):
         n = shape[axis]
-        assert isinstance(n, int)
-        if n > 1:
+        if isinstance(n, E.Extent) or n > 1:  # (an extent fixed at launch: its constexpr, a power of two)
             at = E.Arange(n) if rank == 1 else E.Lift(E.Arange(n), rank, (axis,))
-            lane = E.Bin("+", lane, E.Bin("*", at, E.Const(step)))
-        step *= n
+            lane = E.Bin("+", lane, E.Bin("*", at, step))
+        step = E.fold(E.Bin("*", step, E.Var(n.name, "i32") if isinstance(n, E.Extent) else E.Const(n)))
     tile = E.Cast(E.Bin("+", E.Bin("*", program, splits), split), "i64")
-    return E.fold(E.Bin("+", E.Bin("*", tile, E.Const(step)), lane))
+    return E.fold(E.Bin("+", E.Bin("*", tile, step), lane))

@@ -33,7 +33,7 @@ What it proves on the IR (else :class:`NotPhased`, and the kernel runs as it is)
   iterations, no store in it) and its bounds are the first loop's;
 * each loop's accumulators start at a constant (a let of their own, before the loop that folds them,
   assigned nowhere else before it);
-* the values carried have shapes known when translating (the lanes' tiles).
+* the values carried are the lanes' tiles (an extent fixed at launch counted by its constexpr).
 
 The results are those of the kernel as written, but for the order of a float sum's terms (within the
 rounding of the type, as every split fold), and the carried values are the values the kernel as
@@ -47,7 +47,7 @@ import dataclasses
 from ..tir import expr as E
 from ..tir import nodes as N
 from .foldloops import NotFolded, loop_folds
-from .splitloop import _slot, program_index
+from .splitloop import _count, _slot, program_index
 
 
 class NotPhased(Exception):
@@ -115,13 +115,7 @@ def phases_of(kernel: N.Kernel) -> list[N.Kernel]:
                 if x not in defined or x in restarted:
                     continue
                 var = defined[x]
-                if not all(isinstance(d, int) for d in var.shape):
-                    raise NotPhased("a carried value whose shape is fixed at launch")
-                count = 1
-                for d in var.shape:
-                    assert isinstance(d, int)
-                    count *= d
-                area = N.Scratch(N.fresh_name(f"{x}_carry", taken), var.type, E.Const(count), written=True)
+                area = N.Scratch(N.fresh_name(f"{x}_carry", taken), var.type, _count(var.shape), written=True)
                 body.append(N.Store(area.name, slot(var), var, line=loop.line))
                 carried_next.append((var, area))
             args += [a for _, a in carried_next]

@@ -25,6 +25,10 @@ def launch_of(kernel: N.Kernel, line: int) -> H.Launch:
     constexprs: list[tuple[str, E.Expr]] = []
     extents: dict[str, list[N.Constexpr]] = {}  # the sized constexprs of each tile fixed at launch
     chosen = kernel.autotune.names if kernel.autotune is not None else frozenset()  # triton.autotune passes them
+    sized = {
+        a.name: E.Var(f"_{k}_{a.name}", "i32") for a in kernel.args if isinstance(a, N.Constexpr) and a.size is not None
+    }
+    areas: list[H.Preparation] = []  # (scratch areas counting those extents: after them)
     for a in kernel.args:
         if isinstance(a, N.Pointer):
             args.append(H.TensorArg(a.tensor))
@@ -43,8 +47,12 @@ def launch_of(kernel: N.Kernel, line: int) -> H.Launch:
         elif isinstance(a, N.Scratch) and a.area:  # an area an earlier launch filled (schedule/splitloop.py)
             args.append(H.ScratchArg(a.area))
         elif isinstance(a, N.Scratch):  # the buffers in scratch memory of every program
-            elements = E.fold(E.Bin("*", _product(kernel.grid), a.elements))
-            prepare.append(H.ScratchArea(f"_{k}_{a.name}", elements, a.dtype, a.written, a.kept_zero))
+            # (elements may count a block extent fixed at launch, by its constexpr's name: sized after
+            # the extents, below)
+            per = E.substitute(a.elements, sized)
+            elements = E.fold(E.Bin("*", _product(kernel.grid), per))
+            area = H.ScratchArea(f"_{k}_{a.name}", elements, a.dtype, a.written, a.kept_zero)
+            (areas if {v.name for v in E.free_vars(a.elements)} & sized.keys() else prepare).append(area)
             args.append(H.ScratchArg(f"_{k}_{a.name}"))
         elif isinstance(a, N.Constexpr):
             if a.name in chosen:
@@ -58,6 +66,7 @@ def launch_of(kernel: N.Kernel, line: int) -> H.Launch:
         sizes = tuple(E.fold(a.size) for a in dims if a.size is not None)
         least = max(a.least for a in dims)
         prepare.append(H.BlockExtents(tuple(f"_{k}_{a.name}" for a in dims), what, sizes, dims[0].fixed, least))
+    prepare += areas
     if "num_warps" in chosen:
         pass
     elif kernel.warps_per is not None:  # warps for a tile whose extent is fixed at launch
