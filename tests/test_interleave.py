@@ -194,3 +194,47 @@ def test_auto_accesses_whole_lines(function: str, access: str) -> None:
 
 def test_every_function_has_sizes_for_the_compile_check() -> None:
     assert set(SIZES) == {f.__name__ for f in CHECKS}
+
+
+# ---------------------------------------------------------------- a lone stride (schedule/interleave.py lone)
+
+LONE = """
+// out = x[:, off::C] for a lane of 128 a row, the odd columns too where off = 1
+__co__ void pick(global T [M, N] x, global T [M, H] out) {
+  parallel {bm, bh} by [cdiv(M, 2), cdiv(H, 128)] : block
+    parallel {i, j} by [2, 128] : thread
+      if ((bm # i) < M && (bh # j) < H)
+        out.at(bm # i, bh # j) = x.at(bm # i, C * (bh # j) + OFF);
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("dtype", "c", "off", "whole"),
+    [
+        ("f32", 2, 0, True),
+        ("f32", 2, 1, True),  # the line starts at the odd column: its last element past N is masked off
+        ("f16", 8, 3, True),  # 16 bytes a kept element
+        ("f32", 8, 0, True),  # 32 bytes: one DRAM sector a kept element
+        ("f64", 8, 0, False),  # 64 bytes: the line would read sectors the source does not
+        ("f32", 3, 0, False),  # not a power of two
+    ],
+)
+def test_lone_stride_read_as_whole_line(dtype: str, c: int, off: int, whole: bool, tmp_path: Path) -> None:
+    """A lone read at a stride along the contiguous axis: under auto, the whole line read under its
+    bounds and one part of it kept, masked again with the read's own mask (each element as loaded:
+    -0.0 and NaN stay); where the line would read more DRAM sectors than the source, as written."""
+    from croq2triton.api import load, translate_full
+
+    src = LONE.replace("T [", f"{dtype} [").replace("C *", f"{c} *").replace("+ OFF", f"+ {off}")
+    path = tmp_path / "lone.co"
+    path.write_text(src)
+    auto = translate_full(src, filename=path.name, schedule="auto").source
+    assert ("tl.split(" in auto) is whole, auto
+    torch_dtype = {"f16": torch.float16, "f32": torch.float32, "f64": torch.float64}[dtype]
+    for h, n in ((131, c * 131 + off), (131, c * 130 + off + 1), (5, c * 5 + off)):  # the last kept at N - 1
+        for schedule in ("source", "auto"):
+            torch.manual_seed(0)
+            x, out = _specials(_randn(7, n, dtype=torch_dtype)), _full(7, h, dtype=torch_dtype)
+            load(path, schedule=schedule).pick(x, out)
+            _bits(out, x[:, off::c][:, :h])

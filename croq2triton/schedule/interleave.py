@@ -19,6 +19,12 @@ axis read consecutive addresses.  Two common forms do not, though together they 
   interleaved back into the lanes of ``J`` (``tl.join`` and a reshape: lane ``J`` gets load
   ``J % c``'s element ``J / c``).
 
+* **A lone stride** (every other column, ``x[:, ::c]``): a load at ``c * j + R`` that no group
+  completes, along the tile's last axis, of an element of at most ``SECTOR_BYTES / c`` bytes, reads
+  the whole line ``R + f`` (every 32-byte DRAM sector of it holds an element the source reads, so
+  it reads the sectors the strided load reads) and keeps part 0 of it (``tl.split``): the register
+  tile ``c`` times wider, at most ``LONE_THREAD_ELEMS`` elements a thread.
+
 *Proof obligations* (checked here, else the accesses are left alone):
 
 * Groups: the ``c`` accesses are of one tensor, under one mask, at indices equal in every
@@ -29,6 +35,12 @@ axis read consecutive addresses.  Two common forms do not, though together they 
   access at lane ``j``: the same element, under the same mask (a mask that reads ``j`` is
   rewritten with ``j = f / c``, which holds for ``f >= 0``).  The stored values are broadcast to a
   tile with ``L`` lanes along ``j``'s axis (the reshape's), of the tensor's type.
+* Lone stride: the line's mask is the load's terms constant along ``j``'s axis and the bounds
+  of ``R + f`` in the last dimension (``R + f < extent``, ``R + f >= 0`` unless non-negative), and
+  every dimension's index keeps both bounds there (a term or its range), so the elements the
+  source skips lie inside the tensor: reading them has no effect and their values are dropped.
+  Part 0 at ``j`` is the element ``R + c * j``, the load's own; the load's exact mask is applied to
+  it (``tl.where(mask, part, other)``, and the OOB fill), so every lane holds what it held.
 * Divisions: ``P`` is affine in ``J`` with coefficient 1 and ``Q = (P - J) / c`` is exact and
   non-negative (every other coefficient of ``P`` a multiple of ``c``), so ``P / c = Q + j`` and
   ``P % c = r`` (C's truncation is the floor on non-negative values); every other use of ``J`` is
@@ -41,18 +53,22 @@ axis read consecutive addresses.  Two common forms do not, though together they 
 
 Measured: compiled for sm_90a (tests/test_irregular_forms2.py ``test_auto_accesses_whole_lines``),
 rope on interleaved pairs, nearest upsampling and pixel shuffle go from one element a thread to
-vector loads and stores.
+vector loads and stores; every other column (tests/test_irregular_forms3.py) from 64 scalar loads
+to 32 ``v4`` ones.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
+from ..sema.types import TYPES
 from ..tir import expr as E
 from ..tir import nodes as N
 from .vecmasks import _bound_terms
 
 MOST = 8  # the widest group: 8 accesses a lane (c = 8)
+SECTOR_BYTES = 32  # a DRAM sector: a lone stride of at most this many bytes reads the sectors of its whole line
+LONE_THREAD_ELEMS = 64  # a lone stride's line: at most this many elements a thread (its tile in registers)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,6 +106,7 @@ class _Rewrite:
         self.taken = {a.name for a in kernel.args} | {v.name for s in N.walk(kernel.body) for v in N.defines(s)}
         self.taken |= {s.var.name for s in N.walk(kernel.body) if isinstance(s, N.Assign)}
         self.changed = False
+        self.warps = kernel.num_warps
 
     def fresh(self, base: str, type_: str = "i32", dims: E.Shape = (), extent: int = 0) -> E.Var:
         """A new variable; with an ``extent``, a lane of that many (bounded by its range)."""
@@ -123,6 +140,8 @@ class _Rewrite:
             elif isinstance(s, N.Load) and s.base in self.pointers:
                 group = self.load_group(body, p, lets)
                 found = group[0] if group is not None else self.divided(s, lets)
+                if found is None and group is None:
+                    found = self.lone(s, lets)
                 if found is not None:
                     out += found
                     gone.update(group[1] if group is not None else ())
@@ -305,6 +324,51 @@ class _Rewrite:
         store = dataclasses.replace(s, index=index, value=value, mask=mask, line=last.line)
         return sorted(group.values()), [N.Let(f, f_value, line=last.line), *head, store]
 
+    # ---------------------------------------------------------------- a lone stride: c * j + R
+
+    def lone(self, s: N.Load, lets: dict[str, E.Expr]) -> list[N.Stmt] | None:
+        """A load at ``c * j + R`` with no group: the whole line ``R + f`` (``f`` a lane of ``c * L``)
+        read under its bounds, part 0 of it kept and masked again with the load's own mask (module
+        doc); None where the line holds more than one DRAM sector a kept element or a bound is missing."""
+        ptr = self.pointers[s.base]
+        found = self.pattern(s.index, lets)
+        if found is None:
+            return None
+        lane, c, _ = found
+        nbytes = TYPES[ptr.dtype].nbytes if ptr.dtype in TYPES else 0
+        if not nbytes or c * nbytes > SECTOR_BYTES or lane.axis != -1:
+            return None
+        f, f_value, index = self.flat(s.index, lets, lane, c)
+        last = index[-1]
+        terms = E.conjuncts(self.resolve(s.mask, lets)) if s.mask is not None else []
+        kept = [t for t in terms if _constant_along(t, lane.axis)]
+        # the line's own bounds: the elements the source skips lie inside the tensor
+        kept.append(E.fold(E.Bin("<", last, ptr.extents[-1])))
+        if not E.nonneg(last):
+            kept.append(E.fold(E.Bin(">=", last, E.Const(0))))
+        if _bound_terms(tuple(self.resolve(i, lets) for i in index), ptr.extents, kept) is None:
+            return None
+        line = s.line
+        out: list[N.Stmt] = [N.Let(f, f_value, line=line)]
+        value = E.conj(kept)
+        mask = self.fresh(f"{s.mask.name}_x{c}" if s.mask else "mask", type_="i1", dims=value.shape)
+        out.append(N.Let(mask, value, line=line))
+        shape = E.broadcast(*(i.shape for i in index), mask.shape)
+        axis = len(shape) + lane.axis
+        if axis < 0 or shape[axis] != c * lane.extent:
+            return None
+        if _product(shape) > LONE_THREAD_ELEMS * 32 * self.warps:
+            return None  # the line's tile would not stay in registers
+        whole = self.fresh(f"{s.var.name}_x{c}", type_=s.var.type, dims=shape)
+        out.append(dataclasses.replace(s, var=whole, index=index, mask=mask, nan_outside=False))
+        part = _parted(whole, shape, axis, c)[0]
+        if s.mask is not None:  # the lanes the load's mask leaves out hold what they held
+            part = E.Where(s.mask, part, E.Const(s.other if s.other is not None else 0, ptr.dtype))
+            if s.nan_outside:
+                part = E.Call("_oob_fill", (part, s.mask), s.var.type)
+        out.append(N.Let(s.var, part, line=line))
+        return out
+
     # ---------------------------------------------------------------- lanes split by a division
 
     def divided(self, s: N.Load, lets: dict[str, E.Expr]) -> list[N.Stmt] | None:
@@ -386,6 +450,13 @@ class _Rewrite:
             if len(found[0]) == 1 and ones:
                 return self.lanes[ones[0]], c
         return None
+
+
+def _product(shape: E.Shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d if isinstance(d, int) else 1 << 30
+    return n
 
 
 def _same_all(a: tuple[E.Expr, ...] | list[E.Expr], b: tuple[E.Expr, ...] | list[E.Expr]) -> bool:
