@@ -238,3 +238,100 @@ def test_lone_stride_read_as_whole_line(dtype: str, c: int, off: int, whole: boo
             x, out = _specials(_randn(7, n, dtype=torch_dtype)), _full(7, h, dtype=torch_dtype)
             load(path, schedule=schedule).pick(x, out)
             _bits(out, x[:, off::c][:, :h])
+
+
+# ---------------------------------------------------------------- an index chosen by a select (interleave.py chosen)
+
+CHOSEN = """
+// out = x rolled right by shift along the last axis (torch.roll)
+__co__ void roll(int shift, global f32 [M, N] x, global f32 [M, N] out) {
+  parallel {r, bn} by [M, cdiv(N, 64)] : block
+    parallel j by 64 : thread
+      if ((bn # j) < N) {
+        int src = (bn # j) - shift;
+        out.at(r, bn # j) = x.at(r, src < 0 ? src + N : src);
+      }
+}
+
+// each row rolled left by its own amount (0 <= sh < N), the select written the other way round
+__co__ void roll_rows(global s32 [M] sh, global f32 [M, N] x, global f32 [M, N] out) {
+  parallel {r, bn} by [M, cdiv(N, 64)] : block
+    parallel j by 64 : thread
+      if ((bn # j) < N) {
+        int s = sh.at(r);
+        out.at(r, bn # j) = x.at(r, (bn # j) >= N - s ? (bn # j) + s - N : (bn # j) + s);
+      }
+}
+
+// near misses, as written: a clamp (one branch the same for every lane), a select on a loaded value
+__co__ void clamp_cols(int k, global f32 [M, N] x, global f32 [M, N] out) {
+  parallel {r, bn} by [M, cdiv(N, 64)] : block
+    parallel j by 64 : thread
+      if ((bn # j) < N)
+        out.at(r, bn # j) = x.at(r, (bn # j) < k ? (bn # j) : k);
+}
+
+// a stencil's clamped left neighbour: one branch a constant element off any 16-byte group, scalar reads either way
+__co__ void left_neighbour(global f32 [M, N] x, global f32 [M, N] out) {
+  parallel {r, bn} by [M, cdiv(N, 64)] : block
+    parallel j by 64 : thread
+      if ((bn # j) < N)
+        out.at(r, bn # j) = x.at(r, (bn # j) > 0 ? (bn # j) - 1 : (bn # j));
+}
+
+__co__ void pick_by_sign(global f32 [M, N] g, global f32 [M, N] x, global f32 [M, N] out) {
+  parallel {r, bn} by [M, cdiv(N, 64)] : block
+    parallel j by 64 : thread
+      if ((bn # j) + 1 < N)
+        out.at(r, bn # j) = x.at(r, g.at(r, bn # j) < 0.0f ? (bn # j) : (bn # j) + 1);
+}
+"""
+
+
+def test_index_chosen_by_a_select(tmp_path: Path) -> None:
+    """A read whose contiguous index is ``c ? a : b`` with ``c`` a threshold on the lane and ``a``, ``b``
+    contiguous (a roll's wrap-around): under auto two loads, of ``a`` where ``c`` holds and ``b``
+    elsewhere, chosen by ``tl.where``; a clamp, a stencil's clamped neighbour (off every 16-byte
+    group: no vectors to gain) and a select on a loaded value stay as written.  Every
+    element as loaded (-0.0 and NaN bit for bit), shifts past the row's end read nothing (NaN-poisoned
+    out keeps the other value: 0)."""
+    from croq2triton.api import load, translate_full
+
+    path = tmp_path / "chosen.co"
+    path.write_text(CHOSEN)
+    auto = translate_full(CHOSEN, filename=path.name, schedule="auto").source
+    for name, split in (
+        ("roll", True),
+        ("roll_rows", True),
+        ("clamp_cols", False),
+        ("left_neighbour", False),
+        ("pick_by_sign", False),
+    ):
+        code = auto.split(f"def {name}_k0(")[1].split("@triton.jit")[0]
+        assert ("x_val_a = " in code) is split, code
+    mods = {schedule: load(path, schedule=schedule) for schedule in ("source", "auto")}
+    m, n = 5, 301
+    torch.manual_seed(0)
+    x = _specials(_randn(m, n))
+    for shift in (0, 1, 16, 117, 300, 301, 400):
+        for mod in mods.values():
+            out = _full(m, n)
+            mod.roll(shift, x, out)
+            want = x.roll(shift, 1) if shift <= n else torch.cat([torch.zeros(m, shift - n), x[:, : 2 * n - shift]], 1)
+            _bits(out, want)
+    sh = torch.randint(0, n, (m,), device=DEVICE, dtype=torch.int32)
+    want = torch.stack([x[r].roll(-int(sh[r])) for r in range(m)])
+    for mod in mods.values():
+        out = _full(m, n)
+        mod.roll_rows(sh, x, out)
+        _bits(out, want)
+        out = _full(m, n)
+        mod.clamp_cols(200, x, out)
+        _bits(out, x[:, torch.arange(n).clamp(max=200)])
+        out = _full(m, n)
+        mod.left_neighbour(x, out)
+        _bits(out, x[:, (torch.arange(n) - 1).clamp(min=0)])
+        g, out = _randn(m, n), _full(m, n)
+        mod.pick_by_sign(g, x, out)
+        idx = torch.arange(n - 1) + (g[:, : n - 1] >= 0).long()
+        _bits(out[:, : n - 1], torch.gather(x, 1, idx))
