@@ -240,7 +240,7 @@ WHOLE: list[tuple[str, str, int, str]] = [
         "scatter_add_count",
         "x.ld",
         0,
-        "a program a row with atomics: 64 lanes on 2 warps, an element a thread; the row index is not widened as a new axis beside an atomic (schedule/widen.py row_blockers), the serial form runs column blocks one after the other",
+        "a program a row with atomics: 64 lanes on 2 warps, an element a thread; schedule/widen.py widens neither axis: the row index t is used on its own but beside an atomic and under a condition on the block (row_blockers: Atomic, cb == 0 && c == 0, the count once a row), and the column block cb is no coordinate alone (that condition reads it); the serial form runs column blocks one after the other",
     ),
     ("gather_first", "idx.ld", 0, ""),
     ("gather_first", "out.st", 0, ""),
