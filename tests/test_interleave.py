@@ -194,3 +194,144 @@ def test_auto_accesses_whole_lines(function: str, access: str) -> None:
 
 def test_every_function_has_sizes_for_the_compile_check() -> None:
     assert set(SIZES) == {f.__name__ for f in CHECKS}
+
+
+# ---------------------------------------------------------------- a lone stride (schedule/interleave.py lone)
+
+LONE = """
+// out = x[:, off::C] for a lane of 128 a row, the odd columns too where off = 1
+__co__ void pick(global T [M, N] x, global T [M, H] out) {
+  parallel {bm, bh} by [cdiv(M, 2), cdiv(H, 128)] : block
+    parallel {i, j} by [2, 128] : thread
+      if ((bm # i) < M && (bh # j) < H)
+        out.at(bm # i, bh # j) = x.at(bm # i, C * (bh # j) + OFF);
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("dtype", "c", "off", "whole"),
+    [
+        ("f32", 2, 0, True),
+        ("f32", 2, 1, True),  # the line starts at the odd column: its last element past N is masked off
+        ("f16", 8, 3, True),  # 16 bytes a kept element
+        ("f32", 8, 0, True),  # 32 bytes: one DRAM sector a kept element
+        ("f64", 8, 0, False),  # 64 bytes: the line would read sectors the source does not
+        ("f32", 3, 0, False),  # not a power of two
+    ],
+)
+def test_lone_stride_read_as_whole_line(dtype: str, c: int, off: int, whole: bool, tmp_path: Path) -> None:
+    """A lone read at a stride along the contiguous axis: under auto, the whole line read under its
+    bounds and one part of it kept, masked again with the read's own mask (each element as loaded:
+    -0.0 and NaN stay); where the line would read more DRAM sectors than the source, as written."""
+    from croq2triton.api import load, translate_full
+
+    src = LONE.replace("T [", f"{dtype} [").replace("C *", f"{c} *").replace("+ OFF", f"+ {off}")
+    path = tmp_path / "lone.co"
+    path.write_text(src)
+    auto = translate_full(src, filename=path.name, schedule="auto").source
+    assert ("tl.split(" in auto) is whole, auto
+    torch_dtype = {"f16": torch.float16, "f32": torch.float32, "f64": torch.float64}[dtype]
+    for h, n in ((131, c * 131 + off), (131, c * 130 + off + 1), (5, c * 5 + off)):  # the last kept at N - 1
+        for schedule in ("source", "auto"):
+            torch.manual_seed(0)
+            x, out = _specials(_randn(7, n, dtype=torch_dtype)), _full(7, h, dtype=torch_dtype)
+            load(path, schedule=schedule).pick(x, out)
+            _bits(out, x[:, off::c][:, :h])
+
+
+# ---------------------------------------------------------------- an index chosen by a select (interleave.py chosen)
+
+CHOSEN = """
+// out = x rolled right by shift along the last axis (torch.roll)
+__co__ void roll(int shift, global f32 [M, N] x, global f32 [M, N] out) {
+  parallel {r, bn} by [M, cdiv(N, 64)] : block
+    parallel j by 64 : thread
+      if ((bn # j) < N) {
+        int src = (bn # j) - shift;
+        out.at(r, bn # j) = x.at(r, src < 0 ? src + N : src);
+      }
+}
+
+// each row rolled left by its own amount (0 <= sh < N), the select written the other way round
+__co__ void roll_rows(global s32 [M] sh, global f32 [M, N] x, global f32 [M, N] out) {
+  parallel {r, bn} by [M, cdiv(N, 64)] : block
+    parallel j by 64 : thread
+      if ((bn # j) < N) {
+        int s = sh.at(r);
+        out.at(r, bn # j) = x.at(r, (bn # j) >= N - s ? (bn # j) + s - N : (bn # j) + s);
+      }
+}
+
+// near misses, as written: a clamp (one branch the same for every lane), a select on a loaded value
+__co__ void clamp_cols(int k, global f32 [M, N] x, global f32 [M, N] out) {
+  parallel {r, bn} by [M, cdiv(N, 64)] : block
+    parallel j by 64 : thread
+      if ((bn # j) < N)
+        out.at(r, bn # j) = x.at(r, (bn # j) < k ? (bn # j) : k);
+}
+
+// a stencil's clamped left neighbour: one branch a constant element off any 16-byte group, scalar reads either way
+__co__ void left_neighbour(global f32 [M, N] x, global f32 [M, N] out) {
+  parallel {r, bn} by [M, cdiv(N, 64)] : block
+    parallel j by 64 : thread
+      if ((bn # j) < N)
+        out.at(r, bn # j) = x.at(r, (bn # j) > 0 ? (bn # j) - 1 : (bn # j));
+}
+
+__co__ void pick_by_sign(global f32 [M, N] g, global f32 [M, N] x, global f32 [M, N] out) {
+  parallel {r, bn} by [M, cdiv(N, 64)] : block
+    parallel j by 64 : thread
+      if ((bn # j) + 1 < N)
+        out.at(r, bn # j) = x.at(r, g.at(r, bn # j) < 0.0f ? (bn # j) : (bn # j) + 1);
+}
+"""
+
+
+def test_index_chosen_by_a_select(tmp_path: Path) -> None:
+    """A read whose contiguous index is ``c ? a : b`` with ``c`` a threshold on the lane and ``a``, ``b``
+    contiguous (a roll's wrap-around): under auto two loads, of ``a`` where ``c`` holds and ``b``
+    elsewhere, chosen by ``tl.where``; a clamp, a stencil's clamped neighbour (off every 16-byte
+    group: no vectors to gain) and a select on a loaded value stay as written.  Every
+    element as loaded (-0.0 and NaN bit for bit), shifts past the row's end read nothing (NaN-poisoned
+    out keeps the other value: 0)."""
+    from croq2triton.api import load, translate_full
+
+    path = tmp_path / "chosen.co"
+    path.write_text(CHOSEN)
+    auto = translate_full(CHOSEN, filename=path.name, schedule="auto").source
+    for name, split in (
+        ("roll", True),
+        ("roll_rows", True),
+        ("clamp_cols", False),
+        ("left_neighbour", False),
+        ("pick_by_sign", False),
+    ):
+        code = auto.split(f"def {name}_k0(")[1].split("@triton.jit")[0]
+        assert ("x_val_a = " in code) is split, code
+    mods = {schedule: load(path, schedule=schedule) for schedule in ("source", "auto")}
+    m, n = 5, 301
+    torch.manual_seed(0)
+    x = _specials(_randn(m, n))
+    for shift in (0, 1, 16, 117, 300, 301, 400):
+        for mod in mods.values():
+            out = _full(m, n)
+            mod.roll(shift, x, out)
+            want = x.roll(shift, 1) if shift <= n else torch.cat([torch.zeros(m, shift - n), x[:, : 2 * n - shift]], 1)
+            _bits(out, want)
+    sh = torch.randint(0, n, (m,), device=DEVICE, dtype=torch.int32)
+    want = torch.stack([x[r].roll(-int(sh[r])) for r in range(m)])
+    for mod in mods.values():
+        out = _full(m, n)
+        mod.roll_rows(sh, x, out)
+        _bits(out, want)
+        out = _full(m, n)
+        mod.clamp_cols(200, x, out)
+        _bits(out, x[:, torch.arange(n).clamp(max=200)])
+        out = _full(m, n)
+        mod.left_neighbour(x, out)
+        _bits(out, x[:, (torch.arange(n) - 1).clamp(min=0)])
+        g, out = _randn(m, n), _full(m, n)
+        mod.pick_by_sign(g, x, out)
+        idx = torch.arange(n - 1) + (g[:, : n - 1] >= 0).long()
+        _bits(out[:, : n - 1], torch.gather(x, 1, idx))

@@ -417,7 +417,7 @@ WHOLE: list[tuple[str, str, int, str]] = [
         "im2col",
         "out.st",
         0,
-        "rows of 8 elements: the row stride of out [L, 8] is 8, a run-time argument that Triton specialises only when divisible by 16, so no row is proved 16-byte aligned; the launcher passes strides, never the extents of a contiguous tensor",
+        "rows of 8 elements: the row stride of out [L, 8] is 8, a run-time argument that Triton specialises only when divisible by 16, so no row is proved 16-byte aligned; the launcher passes strides, never the extents of a contiguous tensor. Not yet: a variant under out.stride(0) == 8 * out.stride(1) reading out as one axis of 8 L at 8 l + k (tried: the indices merge, but tir/verify.py then wants the mask term l < L as 8 l + k < 8 L, a rewrite of the shared mask lets as schedule/planes.py does for its nests)",
     ),
     ("windows_step", "x.ld", 0, ""),  # (schedule/widen.py: windows a program as rows; lone lanes of one extent agree)
     ("windows_step", "out.st", 0, ""),

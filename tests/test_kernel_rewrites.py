@@ -589,3 +589,70 @@ def test_a_named_span_as_is_a_view_of_its_tensor(schedule: str) -> None:
     c = poisoned(m, n)
     mod.mm(a, b, c)
     assert_near_max(c, a.double().reshape(m, 60) @ b.double().T, 2e-3, f"named span_as under {schedule}")
+
+
+# a block's loops over a staged row of run-time length (a [1, N] buffer, its extent F_D1 the power of two
+# at or above N at launch): schedule/selectfold.py folds them (a max, a sum of exponentials, the stores of
+# a function of the elements one tile store); near misses stay loops: one position past the buffer, a
+# store of every element into one (the last step's wins), a store in reverse order (coefficient -1)
+STAGED_ROWS = """
+__co__ void soft(global f32 [M, N] x, global f32 [M, N] y) {
+  parallel r by M : block {
+    f = dma.copy x.subspan(1, N).at(r, 0) => shared;
+    mutable f32 m = -inf;
+    foreach j in [N] { m = __max(m, f.data.at(0, j)); }
+    mutable f32 s = 0.0f;
+    foreach j in [N] { s += __exp(f.data.at(0, j) - m); }
+    foreach j in [N] { y.at(r, j) = __exp(f.data.at(0, j) - m) / s; }
+  }
+}
+
+__co__ void past_end(global f32 [M, N] x, global f32 [M] y) {
+  parallel r by M : block {
+    f = dma.copy x.subspan(1, N).at(r, 0) => shared;
+    mutable f32 m = -inf;
+    foreach j in [N + 1] { m = __max(m, f.data.at(0, j)); }
+    y.at(r) = m;
+  }
+}
+
+__co__ void last_wins(global f32 [M, N] x, global f32 [M, 2] y) {
+  parallel r by M : block {
+    f = dma.copy x.subspan(1, N).at(r, 0) => shared;
+    foreach j in [N] { y.at(r, 1) = f.data.at(0, j) * 2.0f; }
+  }
+}
+
+__co__ void reversed(global f32 [M, N] x, global f32 [M, N] y) {
+  parallel r by M : block {
+    f = dma.copy x.subspan(1, N).at(r, 0) => shared;
+    foreach j in [N] { y.at(r, N - 1 - j) = f.data.at(0, j) + 1.0f; }
+  }
+}
+"""
+
+
+def test_staged_row_of_runtime_length_folded() -> None:
+    auto = translate_full(STAGED_ROWS, filename="rewrites.co", schedule="auto").source
+    soft = auto.split("def soft_k0(")[1].split("@triton.jit")[0]
+    assert "for j" not in soft and "tl.max(" in soft and "tl.sum(" in soft, soft
+    assert "_rt.warps_for(_soft_k0_F_D1, 16)" in auto  # warps for the row's length, at launch
+    for name in ("past_end", "last_wins", "reversed"):
+        code = auto.split(f"def {name}_k0(")[1].split("@triton.jit")[0]
+        assert "for j in range(" in code, code
+    for schedule in SCHEDULES:
+        mod: Any = _module(STAGED_ROWS, schedule)
+        for m, n in ((3, 1), (3, 37), (2, 64), (2, 129)):
+            x = randn(m, n, seed=n) * 3
+            y = poisoned(m, n)
+            mod.soft(x, y)
+            assert_near_max(y, torch.softmax(x.double(), 1), 1e-5, f"soft {m}x{n} under {schedule}")
+            y1 = poisoned(m)
+            mod.past_end(x, y1)  # the position past the buffer reads its padding: 0
+            assert_near_max(y1, x.double().amax(1).clamp(min=0), 0.0, f"past_end under {schedule}")
+            y2 = poisoned(m, 2)
+            mod.last_wins(x, y2)
+            assert torch.equal(y2[:, 1], x[:, -1] * 2) and torch.isnan(y2[:, 0]).all()
+            y3 = poisoned(m, n)
+            mod.reversed(x, y3)
+            assert torch.equal(y3, x.flip(1) + 1)

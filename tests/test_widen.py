@@ -373,3 +373,39 @@ def test_windows_of_lone_lanes_widen_unless_one_pairs() -> None:
     paired = _kernel(WINDOWS, "windows_paired", "source")
     with pytest.raises(NotWidened, match="read alone as one coordinate"):
         widen(_as_lifted(paired), TileSchedule((2,), 4))
+
+
+# a program id of a constant grid used on its own (a bit plane a program): rows of it, where the rows
+# divide the grid and it is the only such axis; 24 planes take 8 rows (not 16: no rows past the grid);
+# 3 planes (odd) and a second axis used on its own stay as written
+PLANES = """
+__co__ void planes(global s32 [N] x, global u8 [24, N] out) {
+  parallel {b, bn} by [24, cdiv(N, 512)] : block
+    parallel i by 512 : thread
+      if ((bn # i) < N)
+        out.at(b, bn # i) = (x.at(bn # i) >> b) & 1;
+}
+
+__co__ void odd_planes(global s32 [N] x, global u8 [3, N] out) {
+  parallel {b, bn} by [3, cdiv(N, 512)] : block
+    parallel i by 512 : thread
+      if ((bn # i) < N)
+        out.at(b, bn # i) = (x.at(bn # i) >> b) & 1;
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_rows_of_a_constant_grid(tmp_path: Path, schedule: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CROQ2TRITON_NUM_SMS", "1")  # the widened kernel however few its programs
+    if schedule == "auto":
+        assert "one program per 8 x 1 blocks (widened)" in _kernel(PLANES, "planes").doc
+        assert "(widened)" not in _kernel(PLANES, "odd_planes").doc
+    mod = _load(tmp_path, "planes", PLANES, schedule)
+    for n in (1, 700):
+        x = torch.randint(-(2**31), 2**31 - 1, (n,), device=DEVICE, dtype=torch.int64).to(torch.int32)
+        for fn, planes in (("planes", 24), ("odd_planes", 3)):
+            out = torch.full((planes, n), 7, device=DEVICE, dtype=torch.uint8)
+            getattr(mod, fn)(x, out)
+            bits = torch.arange(planes, device=DEVICE)[:, None]
+            assert torch.equal(out, ((x.long()[None, :] >> bits) & 1).to(torch.uint8)), fn

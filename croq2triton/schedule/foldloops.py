@@ -245,6 +245,11 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int
         if not selects:
             return kernel
         doc = kernel.doc + " Its loops over a tile's elements are reductions of the tile (schedule/selectfold.py)."
+        sized = [a for a in kernel.args if isinstance(a, N.Constexpr) and a.size is not None]
+        if kernel.warps_per is None and len(sized) == 1:
+            # a tile whose extent is fixed at launch (a staged run-time row), reduced whole: warps to
+            # match, at launch, as for a loop folded whole
+            return dataclasses.replace(kernel, doc=doc, warps_per=(sized[0].name, sized[0].fixed, WHOLE_PER_THREAD))
         return dataclasses.replace(kernel, doc=doc)
     if not folded:
         raise NotFolded("no loop of the kernel's top level may be folded")

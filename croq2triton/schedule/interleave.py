@@ -19,6 +19,21 @@ axis read consecutive addresses.  Two common forms do not, though together they 
   interleaved back into the lanes of ``J`` (``tl.join`` and a reshape: lane ``J`` gets load
   ``J % c``'s element ``J / c``).
 
+* **A lone stride** (every other column, ``x[:, ::c]``): a load at ``c * j + R`` that no group
+  completes, along the tile's last axis, of an element of at most ``SECTOR_BYTES / c`` bytes, reads
+  the whole line ``R + f`` (every 32-byte DRAM sector of it holds an element the source reads, so
+  it reads the sectors the strided load reads) and keeps part 0 of it (``tl.split``): the register
+  tile ``c`` times wider, at most ``LONE_THREAD_ELEMS`` elements a thread.
+* **An index chosen by a select** (a roll's wrap-around ``x.at(r, src < 0 ? src + N : src)``): the
+  last index holds one ``c ? a : b`` whose condition is a threshold on a lane ``j`` of the tile's
+  last axis (``j`` with coefficient +-1 against what is constant along that axis: one run of lanes
+  each side), and the index is contiguous along ``j`` with ``a`` and with ``b``.  Triton cannot
+  prove a select contiguous, so it read element by element; as two loads, of ``a`` where ``c``
+  holds and of ``b`` where it does not, each is contiguous, and vectors where the threshold and the
+  start are aligned (a shift Triton specialises as a multiple of 16).  Where they are not, each
+  element is two scalar loads, one of them masked off (unmeasured against the one of before; in
+  all but the program that holds the threshold, a whole warp's is off).
+
 *Proof obligations* (checked here, else the accesses are left alone):
 
 * Groups: the ``c`` accesses are of one tensor, under one mask, at indices equal in every
@@ -29,6 +44,17 @@ axis read consecutive addresses.  Two common forms do not, though together they 
   access at lane ``j``: the same element, under the same mask (a mask that reads ``j`` is
   rewritten with ``j = f / c``, which holds for ``f >= 0``).  The stored values are broadcast to a
   tile with ``L`` lanes along ``j``'s axis (the reshape's), of the tensor's type.
+* Lone stride: the line's mask is the load's terms constant along ``j``'s axis and the bounds
+  of ``R + f`` in the last dimension (``R + f < extent``, ``R + f >= 0`` unless non-negative), and
+  every dimension's index keeps both bounds there (a term or its range), so the elements the
+  source skips lie inside the tensor: reading them has no effect and their values are dropped.
+  Part 0 at ``j`` is the element ``R + c * j``, the load's own; the load's exact mask is applied to
+  it (``tl.where(mask, part, other)``, and the OOB fill), so every lane holds what it held.
+* Select: where ``c`` holds the index is the one with ``a`` in place of the select (``b`` where it
+  does not), so the load of ``a`` under ``c`` and the load's mask terms with ``a`` in place of the
+  select reads what the load read on those lanes, masked off where it was (filled alike: the same
+  ``other`` and OOB fill), and the other load the rest; ``tl.where(c, ..)`` takes each lane's.
+  The condition is evaluated twice more, as an expression (no effect).
 * Divisions: ``P`` is affine in ``J`` with coefficient 1 and ``Q = (P - J) / c`` is exact and
   non-negative (every other coefficient of ``P`` a multiple of ``c``), so ``P / c = Q + j`` and
   ``P % c = r`` (C's truncation is the floor on non-negative values); every other use of ``J`` is
@@ -41,18 +67,22 @@ axis read consecutive addresses.  Two common forms do not, though together they 
 
 Measured: compiled for sm_90a (tests/test_irregular_forms2.py ``test_auto_accesses_whole_lines``),
 rope on interleaved pairs, nearest upsampling and pixel shuffle go from one element a thread to
-vector loads and stores.
+vector loads and stores; every other column (tests/test_irregular_forms3.py) from 64 scalar loads
+to 32 ``v4`` ones.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
+from ..sema.types import TYPES
 from ..tir import expr as E
 from ..tir import nodes as N
-from .vecmasks import _bound_terms
+from .vecmasks import _NEGATED, VECTOR_BYTES, _bound_terms
 
 MOST = 8  # the widest group: 8 accesses a lane (c = 8)
+SECTOR_BYTES = 32  # a DRAM sector: a lone stride of at most this many bytes reads the sectors of its whole line
+LONE_THREAD_ELEMS = 64  # a lone stride's line: at most this many elements a thread (its tile in registers)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,6 +120,7 @@ class _Rewrite:
         self.taken = {a.name for a in kernel.args} | {v.name for s in N.walk(kernel.body) for v in N.defines(s)}
         self.taken |= {s.var.name for s in N.walk(kernel.body) if isinstance(s, N.Assign)}
         self.changed = False
+        self.warps = kernel.num_warps
 
     def fresh(self, base: str, type_: str = "i32", dims: E.Shape = (), extent: int = 0) -> E.Var:
         """A new variable; with an ``extent``, a lane of that many (bounded by its range)."""
@@ -123,6 +154,8 @@ class _Rewrite:
             elif isinstance(s, N.Load) and s.base in self.pointers:
                 group = self.load_group(body, p, lets)
                 found = group[0] if group is not None else self.divided(s, lets)
+                if found is None and group is None:
+                    found = self.lone(s, lets) or self.chosen(s, lets)
                 if found is not None:
                     out += found
                     gone.update(group[1] if group is not None else ())
@@ -305,6 +338,115 @@ class _Rewrite:
         store = dataclasses.replace(s, index=index, value=value, mask=mask, line=last.line)
         return sorted(group.values()), [N.Let(f, f_value, line=last.line), *head, store]
 
+    # ---------------------------------------------------------------- a lone stride: c * j + R
+
+    def lone(self, s: N.Load, lets: dict[str, E.Expr]) -> list[N.Stmt] | None:
+        """A load at ``c * j + R`` with no group: the whole line ``R + f`` (``f`` a lane of ``c * L``)
+        read under its bounds, part 0 of it kept and masked again with the load's own mask (module
+        doc); None where the line holds more than one DRAM sector a kept element or a bound is missing."""
+        ptr = self.pointers[s.base]
+        found = self.pattern(s.index, lets)
+        if found is None:
+            return None
+        lane, c, _ = found
+        nbytes = TYPES[ptr.dtype].nbytes if ptr.dtype in TYPES else 0
+        if not nbytes or c * nbytes > SECTOR_BYTES or lane.axis != -1:
+            return None
+        f, f_value, index = self.flat(s.index, lets, lane, c)
+        last = index[-1]
+        terms = E.conjuncts(self.resolve(s.mask, lets)) if s.mask is not None else []
+        kept = [t for t in terms if _constant_along(t, lane.axis)]
+        # the line's own bounds: the elements the source skips lie inside the tensor
+        kept.append(E.fold(E.Bin("<", last, ptr.extents[-1])))
+        if not E.nonneg(last):
+            kept.append(E.fold(E.Bin(">=", last, E.Const(0))))
+        if _bound_terms(tuple(self.resolve(i, lets) for i in index), ptr.extents, kept) is None:
+            return None
+        line = s.line
+        out: list[N.Stmt] = [N.Let(f, f_value, line=line)]
+        value = E.conj(kept)
+        mask = self.fresh(f"{s.mask.name}_x{c}" if s.mask else "mask", type_="i1", dims=value.shape)
+        out.append(N.Let(mask, value, line=line))
+        shape = E.broadcast(*(i.shape for i in index), mask.shape)
+        axis = len(shape) + lane.axis
+        if axis < 0 or shape[axis] != c * lane.extent:
+            return None
+        if _product(shape) > LONE_THREAD_ELEMS * 32 * self.warps:
+            return None  # the line's tile would not stay in registers
+        whole = self.fresh(f"{s.var.name}_x{c}", type_=s.var.type, dims=shape)
+        out.append(dataclasses.replace(s, var=whole, index=index, mask=mask, nan_outside=False))
+        part = _parted(whole, shape, axis, c)[0]
+        if s.mask is not None:  # the lanes the load's mask leaves out hold what they held
+            part = E.Where(s.mask, part, E.Const(s.other if s.other is not None else 0, ptr.dtype))
+            if s.nan_outside:
+                part = E.Call("_oob_fill", (part, s.mask), s.var.type)
+        out.append(N.Let(s.var, part, line=line))
+        return out
+
+    # ---------------------------------------------------------------- an index chosen by a select
+
+    def chosen(self, s: N.Load, lets: dict[str, E.Expr]) -> list[N.Stmt] | None:
+        """A load whose last index holds one ``c ? a : b`` with ``c`` a threshold on a lane ``j`` of the
+        tile's last axis and the index contiguous along ``j`` with either branch: two loads, of ``a``
+        where ``c`` holds and of ``b`` where it does not, chosen by ``tl.where(c, .., ..)`` (module doc);
+        None where it is not that."""
+        index = tuple(self.resolve(i, lets) for i in s.index)
+        if not index:
+            return None
+        picks = [w for w in index[-1].walk() if isinstance(w, E.Where)]
+        if len(picks) != 1 or any(isinstance(w, E.Where) for i in index[:-1] for w in i.walk()):
+            return None
+        pick = picks[0]
+        lane = self.threshold(pick.cond)
+        if lane is None:
+            return None
+        sides = [_replaced(index[-1], pick, branch) for branch in (pick.then, pick.other)]
+        ptr = self.pointers[s.base]
+        width = VECTOR_BYTES // TYPES[ptr.dtype].nbytes if ptr.dtype in TYPES else 1
+        for side in sides:
+            found = E.linear(side, self.lanes)
+            if found is None or found[0].get(lane.var.name) != 1:
+                return None
+            if any(self.lanes[n].axis == lane.axis for n in found[0] if n != lane.var.name):
+                return None
+            if _misaligned(side, width, set(self.lanes)):
+                return None  # (a stencil's clamped neighbour: scalar reads either way, two of them split)
+        terms = E.conjuncts(self.resolve(s.mask, lets)) if s.mask is not None else []
+        negated = (
+            E.Bin(_NEGATED[pick.cond.op], pick.cond.lhs, pick.cond.rhs)
+            if isinstance(pick.cond, E.Bin) and pick.cond.op in _NEGATED
+            else E.Un("!", pick.cond)
+        )
+        line = s.line
+        out: list[N.Stmt] = []
+        values: list[E.Var] = []
+        for k, (branch, holds) in enumerate(((pick.then, pick.cond), (pick.other, negated))):
+            # where ``holds``, the index is the branch's: the mask's terms at it, under ``holds``
+            value = E.conj([holds, *(E.fold(_replaced(t, pick, branch)) for t in terms)])
+            mask = self.fresh(f"{s.mask.name}_{'ab'[k]}" if s.mask else "mask", type_="i1", dims=value.shape)
+            out.append(N.Let(mask, value, line=line))
+            at = (*s.index[:-1], E.fold(sides[k]))
+            shape = E.broadcast(*(i.shape for i in at), mask.shape)
+            var = self.fresh(f"{s.var.name}_{'ab'[k]}", type_=s.var.type, dims=shape)
+            out.append(dataclasses.replace(s, var=var, index=at, mask=mask))
+            values.append(var)
+        out.append(N.Let(s.var, E.Where(pick.cond, values[0], values[1]), line=line))
+        return out
+
+    def threshold(self, c: E.Expr) -> _Lane | None:
+        """The lane ``j`` of the tile's last axis where ``c`` compares ``j`` (coefficient +-1, other
+        lanes of that axis absent) with what is constant along it: ``c`` holds on one run of lanes and
+        not on the other."""
+        if not (isinstance(c, E.Bin) and c.op in ("<", "<=", ">", ">=")):
+            return None
+        found = E.linear(E.fold(E.Bin("-", c.lhs, c.rhs)), self.lanes)
+        if found is None:
+            return None
+        along = [n for n in found[0] if self.lanes[n].axis == -1]
+        if len(along) != 1 or abs(found[0][along[0]]) != 1 or not _constant_along(found[1], -1):
+            return None
+        return self.lanes[along[0]]
+
     # ---------------------------------------------------------------- lanes split by a division
 
     def divided(self, s: N.Load, lets: dict[str, E.Expr]) -> list[N.Stmt] | None:
@@ -386,6 +528,34 @@ class _Rewrite:
             if len(found[0]) == 1 and ones:
                 return self.lanes[ones[0]], c
         return None
+
+
+def _misaligned(e: E.Expr, width: int, lanes: set[str]) -> bool:
+    """Whether ``e`` is provably not a multiple of ``width`` at the lanes that start a group of that
+    many (``i - 1``): every coefficient of a variable but the lanes a multiple of ``width``, the
+    constant not."""
+    if width <= 1:
+        return False
+    found = E.linear(e, {v.name for v in E.free_vars(e)})
+    if found is None or not isinstance(found[1], E.Const) or not isinstance(found[1].value, int):
+        return False
+    return all(c % width == 0 for n, c in found[0].items() if n not in lanes) and found[1].value % width != 0
+
+
+def _replaced(e: E.Expr, old: E.Expr, new: E.Expr) -> E.Expr:
+    """``e`` with each occurrence of ``old`` as ``new``."""
+
+    def go(x: E.Expr) -> E.Expr:
+        return new if x == old else E.map_children(x, go)
+
+    return go(e)
+
+
+def _product(shape: E.Shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d if isinstance(d, int) else 1 << 30
+    return n
 
 
 def _same_all(a: tuple[E.Expr, ...] | list[E.Expr], b: tuple[E.Expr, ...] | list[E.Expr]) -> bool:

@@ -737,7 +737,10 @@ def tile_auto(kernel: N.Kernel, facts: Facts | None) -> TileSchedule | None:
             return False  # a grid of constant extents keeps its programs for the SMs
         if pid in facts.rows:  # a new axis of rows: one such program id, at most MAX_ROWS rows
             others = [p for p in facts.rows if p != pid and factors[p] > 1]
-            return not others and factors[pid] < max(MAX_ROWS, ROW_ELEMENTS // first) and not isinstance(g, E.Const)
+            # (a grid of constant extent, the only axis of rows: rows that divide it, no program's past it;
+            # a bit plane a program, ``x >> b`` for b of 32, takes 16 u8 a thread so)
+            divides = not isinstance(g, E.Const) or (len(facts.rows) == 1 and int(g.value) % (factors[pid] * 2) == 0)
+            return not others and factors[pid] < max(MAX_ROWS, ROW_ELEMENTS // first) and divides
         return pid in facts.tile and (not isinstance(g, E.Const) or int(g.value) % (factors[pid] * 2) == 0)
 
     shared = _atomic_axes(kernel, facts)

@@ -28,6 +28,18 @@ select's ``0``, the identity; otherwise the range must lie within ``[0, n)`` (pr
 of ``a + d`` and ``b + d``; else refused).  A float ``+`` fold then sums in another order (16-bit
 floats in f32): the result moves within the rounding of its type (a tree of additions, at least as
 accurate as the loop's running sum).  ``max`` and ``min`` are exact in any order.
+
+The tile's extent may be fixed at launch (a staged row of run-time length ``N``: a ``[1, F_D1]``
+buffer, ``F_D1`` the power of two at or above ``N``, runtime/launch.py ``block_extents``): a loop's
+end is within it where the launcher computes the end as that size.  A ``[1, n]`` tile's element is
+two sums (the one along the axis of extent 1 its only element): folded along ``n``, then along it.
+
+A loop whose body is ``let``s and one store of a function of selects (``foreach j in [N] { y.at(r,
+j) = __exp(f.data.at(0, j) - m) / s; }``) is one store of the whole tile where the store's index,
+mask and the values free of the counter are the same for every lane, one dimension of the index is
+``k`` plus what is free of it and the others free of ``k`` (each step writes an element of its own,
+so their order does not matter), and the positions lie inside the tile (a select outside it would
+store its ``0``): the index at ``k = c - d``, under the mask there and ``a + d <= c < b + d``.
 """
 
 from __future__ import annotations
@@ -48,14 +60,19 @@ def fold_selects(kernel: N.Kernel) -> tuple[N.Kernel, int]:
     reductions, and how many loops were replaced."""
     lets = {s.var.name: s.value for s in N.walk(kernel.body) if isinstance(s, N.Let)}
     count = [0]
-    body = _block(kernel.body, [], lets, count)
+    body = _block(kernel.body, [], lets, count, _Within(kernel))
     if not count[0]:
         return kernel, 0
     return dataclasses.replace(kernel, body=N.without_dead_lets(body)), count[0]
 
 
 def _block(
-    body: list[N.Stmt], after: list[N.Stmt], lets: dict[str, E.Expr], count: list[int], looped: bool = False
+    body: list[N.Stmt],
+    after: list[N.Stmt],
+    lets: dict[str, E.Expr],
+    count: list[int],
+    within: _Within,
+    looped: bool = False,
 ) -> list[N.Stmt]:
     """``body`` rewritten; ``after``: what runs after it, ``looped``: it is a loop's body (its
     statements before one also run after it, in the next iteration)."""
@@ -64,20 +81,20 @@ def _block(
         rest = body[i + 1 :] + (body[:i] if looped else []) + after
         if isinstance(s, N.For):
             try:
-                out.extend(_rewrite(s, rest, lets))
+                out.extend(_rewrite(s, rest, lets, within))
                 count[0] += 1
                 continue
             except NotFolded:
-                s = dataclasses.replace(s, body=_block(s.body, rest, lets, count, looped=True))
+                s = dataclasses.replace(s, body=_block(s.body, rest, lets, count, within, looped=True))
         elif isinstance(s, N.If):
             s = dataclasses.replace(
-                s, then=_block(s.then, rest, lets, count), orelse=_block(s.orelse, rest, lets, count)
+                s, then=_block(s.then, rest, lets, count, within), orelse=_block(s.orelse, rest, lets, count, within)
             )
         out.append(s)
     return out
 
 
-def _rewrite(loop: N.For, after: list[N.Stmt], lets: dict[str, E.Expr]) -> list[N.Stmt]:
+def _rewrite(loop: N.For, after: list[N.Stmt], lets: dict[str, E.Expr], within: _Within) -> list[N.Stmt]:
     if not (isinstance(loop.step, E.Const) and loop.step.value == 1):
         raise NotFolded("a loop whose step is not 1")
     if loop.start.shape or loop.stop.shape:
@@ -85,13 +102,23 @@ def _rewrite(loop: N.For, after: list[N.Stmt], lets: dict[str, E.Expr]) -> list[
     k = loop.var.name
     values: dict[str, E.Expr] = {}
     folds: list[tuple[N.Assign, Fold]] = []
+    stores: list[N.Store] = []
     for s in loop.body:
         if isinstance(s, N.Let):
             values[s.var.name] = s.value
         elif isinstance(s, N.Assign):
             folds.append((s, _fold(s)))
+        elif isinstance(s, N.Store) and not stores:
+            stores.append(s)
         else:
             raise NotFolded(f"a {type(s).__name__} statement in a loop over a tile's elements")
+    if stores and folds:
+        raise NotFolded("a loop that stores and folds")
+    if stores:
+        later = set().union(*(_reads(s) for s in N.walk(after))) if after else set()
+        if later & (values.keys() | {k}):
+            raise NotFolded("a value of the loop read after it")
+        return [*_stored(stores[0], k, loop, values, lets, within)]
     if not folds:
         raise NotFolded("a loop without a fold")
     accs = {s.var.name for s, _ in folds}
@@ -110,7 +137,7 @@ def _rewrite(loop: N.For, after: list[N.Stmt], lets: dict[str, E.Expr]) -> list[
         guard = E.resolve(f.guard, values) if f.guard is not None else None
         if guard is not None and (k in _names(guard) or k in _names(E.resolve(guard, lets))):
             raise NotFolded("a fold whose condition changes with the counter")
-        whole = _whole(value, k, loop, f.op, lets)
+        whole = _whole(value, k, loop, f.op, lets, within)
         new: E.Expr = E.Bin(f.op, s.var, whole)
         if guard is not None:
             new = E.Where(guard, new, s.var)
@@ -120,6 +147,50 @@ def _rewrite(loop: N.For, after: list[N.Stmt], lets: dict[str, E.Expr]) -> list[
             raise NotFolded("a fold whose reduction does not keep the accumulator's shape")
         out.append(N.Assign(s.var, E.fold(new), line=s.line))
     return out
+
+
+def _stored(
+    store: N.Store, k: str, loop: N.For, values: dict[str, E.Expr], lets: dict[str, E.Expr], within: _Within
+) -> list[N.Stmt]:
+    """A loop that stores a function of a tile's elements, one element of a tensor a step (``foreach j
+    in [N] { y.at(r, j) = __exp(f.data.at(0, j) - m) / s; }``), as one store of the whole tile: the
+    index, the mask and the value free of lanes but for the counter, one dimension of the index
+    ``k`` plus what is free of it and the others free of ``k`` (each step its own element: no order
+    between them), and the positions inside the tile (the select's ``0`` outside it would be stored)."""
+    value = _unbroadcast(E.resolve(store.value, values))
+    index = tuple(E.fold(E.resolve(i, values)) for i in store.index)
+    mask = E.resolve(store.mask, values) if store.mask is not None else None
+    if value.shape or any(i.shape for i in index) or (mask is not None and mask.shape):
+        raise NotFolded("a store of a tile in a loop over a tile's elements")
+    along = [i for i in index if k in _names(E.resolve(i, lets))]
+    if len(along) != 1 or (E.linear(along[0], [k]) or ({}, None))[0] != {k: 1}:
+        raise NotFolded("a store whose index is not one element a step")
+    spread = _Spread(k, lets)
+    found = spread.find(value)
+    if not found:
+        raise NotFolded("a store of something other than elements of a tile")
+    first = found[0][0]
+    if first.keep or any(
+        (x.axis, x.rank, x.n, x.squeeze) != (first.axis, first.rank, first.n, first.squeeze)
+        or not E.same(x.offset, first.offset)
+        for x, _ in found
+    ):
+        raise NotFolded("a store of elements of tiles at different positions")
+    tile = spread.expr(value, first)
+    lo, hi = E.fold(loop.start + first.offset), E.fold(loop.stop + first.offset)
+    (low, _), (_, high) = E.bounds(lo), E.bounds(hi)
+    if low is None or low < 0 or not within(hi, high, first.n):
+        raise NotFolded("a store of positions that may lie outside the tile")
+    coord = E.fold(E.resolve(first.coord, lets))
+    at = {k: E.fold(E.Bin("-", coord, first.offset))}
+    terms = [E.Bin(">=", coord, lo), E.Bin("<", coord, hi)]
+    if mask is not None:
+        terms.append(E.substitute(mask, at))
+    cond = E.fold(E.conj(terms))
+    var = E.Var(N.fresh_name("mask", within.taken), "i1", dims=cond.shape)
+    within.taken.add(var.name)
+    new_index = tuple(E.fold(E.substitute(i, at)) for i in index)
+    return [N.Let(var, cond, line=store.line), N.Store(store.base, new_index, tile, var, line=store.line)]
 
 
 def _unbroadcast(e: E.Expr) -> E.Expr:
@@ -135,6 +206,25 @@ def _unbroadcast(e: E.Expr) -> E.Expr:
     return walk(e)
 
 
+class _Within:
+    """Whether a loop's end ``hi`` (its upper bound ``high``) is at most a tile's extent ``n``: a
+    constant, or an extent fixed at launch (:class:`~..tir.expr.Extent`), which the launcher passes as
+    the power of two at or above its size (runtime/launch.py ``block_extents``): at least ``hi`` where
+    the launcher computes ``hi`` as that size (``foreach j in [N]`` over a buffer of ``N`` staged)."""
+
+    def __init__(self, kernel: N.Kernel) -> None:
+        self.kernel = kernel
+        self.sizes = {a.name: a.size for a in kernel.args if isinstance(a, N.Constexpr) and a.size is not None}
+        self.taken = {a.name for a in kernel.args} | {v.name for s in N.walk(kernel.body) for v in N.defines(s)}
+
+    def __call__(self, hi: E.Expr, high: int | None, n: E.Dim) -> bool:
+        if isinstance(n, int):
+            return high is not None and high <= n
+        size = self.sizes.get(n.name)
+        host = self.kernel.on_host(hi)
+        return size is not None and host is not None and E.same(E.fold(host), E.fold(size))
+
+
 @dataclass(frozen=True)
 class _Select:
     """A select ``T[k + d]`` along ``axis`` of a tile of extent ``n`` there."""
@@ -145,9 +235,10 @@ class _Select:
     coord: E.Expr  # the tile's coordinate along the axis (as the IR names it)
     offset: E.Expr  # d
     keep: bool = False  # the selected element placed back along the axis (``[:, None]``): rank kept
+    squeeze: int | None = None  # an axis of extent 1 summed away too (a [1, n] tile's element: two sums)
 
 
-def _whole(f: E.Expr, k: str, loop: N.For, op: str, lets: dict[str, E.Expr]) -> E.Expr:
+def _whole(f: E.Expr, k: str, loop: N.For, op: str, lets: dict[str, E.Expr], within: _Within) -> E.Expr:
     """The fold of ``f`` over the loop's counter as one reduction of the tile(s) ``f`` selects from."""
     spread = _Spread(k, lets)
     found = spread.find(f)
@@ -155,7 +246,7 @@ def _whole(f: E.Expr, k: str, loop: N.For, op: str, lets: dict[str, E.Expr]) -> 
         raise NotFolded("a fold of something other than elements of a tile")
     first = found[0][0]
     for x, _ in found:
-        same = (x.axis, x.rank, x.n, x.keep) == (first.axis, first.rank, first.n, first.keep)
+        same = (x.axis, x.rank, x.n, x.keep, x.squeeze) == (first.axis, first.rank, first.n, first.keep, first.squeeze)
         if not same or not E.same(x.offset, first.offset):
             raise NotFolded("a fold of elements of tiles at different positions")
     body = spread.expr(f, first)
@@ -163,14 +254,17 @@ def _whole(f: E.Expr, k: str, loop: N.For, op: str, lets: dict[str, E.Expr]) -> 
     lo, hi = E.fold(loop.start + first.offset), E.fold(loop.stop + first.offset)
     if not (op == "+" and spread.bare):  # a select outside the tile is 0, which only a bare sum may fold in
         (low, _), (_, high) = E.bounds(lo), E.bounds(hi)
-        if low is None or high is None or low < 0 or not isinstance(n, int) or high > n:
+        if low is None or low < 0 or not within(hi, high, n):
             raise NotFolded("a fold over positions that may lie outside the tile")
     dtype = f.dtype
     wide = "f32" if op == "+" and dtype in ("f16", "bf16") else dtype  # 16-bit floats summed in f32
     coord = E.fold(E.resolve(first.coord, lets))  # the arange itself: its bounds decide what they can
     inside = E.conj([E.Bin(">=", coord, lo), E.Bin("<", coord, hi)])
     masked = E.Where(inside, E.fold(E.Cast(body, wide)), _identity(op, wide))
-    out = E.Cast(E.Reduce(REDUCES[op], masked, first.axis), dtype)
+    folded: E.Expr = E.Reduce(REDUCES[op], masked, first.axis)
+    if first.squeeze is not None:  # the axis of extent 1 next: its one element
+        folded = E.Reduce(REDUCES[op], folded, first.squeeze - (first.squeeze > first.axis))
+    out = E.Cast(folded, dtype)
     if first.keep:
         out = E.Lift(out, first.rank, tuple(d for d in range(first.rank) if d != first.axis))
     return E.fold(out)
@@ -212,6 +306,8 @@ class _Spread:
         if not e.shape:
             return e
         self.bare = False
+        if sel.squeeze is not None:
+            raise NotFolded("a tile beside the elements of a tile with an axis of extent 1")
         if sel.keep:  # the same rank as the tile: it must not vary along the selected axis
             if len(e.shape) != sel.rank or e.shape[sel.axis] != 1:
                 raise NotFolded("a value that varies along the selected axis")
@@ -236,6 +332,19 @@ class _Spread:
         outer: E.Cast | None = None
         if isinstance(e, E.Cast) and isinstance(e.value, E.Reduce):
             outer, e = e, e.value
+        squeeze: int | None = None
+        if (
+            keep is None
+            and isinstance(e, E.Reduce)
+            and e.op == "sum"
+            and isinstance(e.value, E.Reduce)
+            and e.value.op == "sum"
+            and isinstance(e.value.value, E.Where)
+            and len(e.value.value.shape) == 2
+            and e.value.value.shape[e.value.axis] == 1
+        ):  # a [1, n] (or [n, 1]) tile's element: the sum along the axis of extent 1 its only element
+            squeeze = e.value.axis
+            e = E.Reduce("sum", e.value.value, 1 - squeeze)
         if not (isinstance(e, E.Reduce) and e.op == "sum" and isinstance(e.value, E.Where)):
             return None
         pick, tile, zero = e.value.cond, e.value.then, e.value.other
@@ -261,7 +370,7 @@ class _Spread:
                 inner = tile.value if isinstance(tile, E.Cast) else tile
                 kept = inner.dtype in WIDER and tile.dtype in WIDER[inner.dtype]
                 whole = inner if outer.type == inner.dtype and kept else E.Cast(tile, outer.type)
-            return _Select(axis, rank, n, c, terms[1], keep is not None), whole
+            return _Select(axis, rank, n, c, terms[1], keep is not None, squeeze), whole
         return None
 
 
