@@ -166,6 +166,15 @@ def _f64_tensor(e: E.Expr) -> bool:
     return e.dtype == "f64" and not python_double(e)
 
 
+def _typed_scalar(e: E.Expr, where: Where_) -> ast.expr:
+    """``e`` as an argument of a jit helper: a constant, or arithmetic of constants only, cast to its
+    type (Triton passes a Python number to a jit function as a constexpr, which has no dtype)."""
+    node = _node(e, where)
+    if not e.shape and all(isinstance(n, (E.Const, E.Bin, E.Un)) for n in e.walk()):
+        return call("tl.cast", node, tl_type(e.dtype))
+    return node
+
+
 def _node(e: E.Expr, where: Where_) -> ast.expr:
     if where == "kernel" and python_double(e):
         return call("tl.full", ast.List([], ast.Load()), _bare(e), tl_type("f64"))
@@ -246,6 +255,11 @@ def _bare(e: E.Expr, where: Where_ = "kernel") -> ast.expr:
             return call("tl.zeros", shape, tl_type(e.type))
         return call("tl.full", shape, constant(e.value), tl_type(e.type))
     if isinstance(e, E.Call):
+        if e.fn.startswith("_libm.") and where == "kernel":
+            # runtime/libmath.py's functions read their operands' dtype (compiled, an f32 subnormal is
+            # scaled before libdevice): a constant is a Triton scalar of its type, not a Python float
+            # (``__pow(0.5f, p)`` failed to compile for sm_90a: 'float' object has no attribute 'dtype')
+            return call(e.fn, *(_typed_scalar(a, where) for a in e.args))
         if e.fn.startswith("_"):  # a helper of the generated module (``_as_dot_operand``)
             return call(e.fn, *(_node(a, where) for a in e.args))
         return call(f"tl.{e.fn}" if where == "kernel" else f"math.{e.fn}", *(_node(a, where) for a in e.args))
