@@ -347,3 +347,18 @@ def test_a_name_assigned_index_tuple_arithmetic(tmp_path: Path, schedule: str) -
     xp[:10, :13] = x.double().cpu()
     _close(y, xp[4:14, 4:17])
     _close(z, x.double().cpu())  # (2 (t + 1) - 2) - t is t
+
+
+def test_a_units_window_through_its_own_copy_meets_between_the_two_copies() -> None:
+    """The lanes' own copies are stored as one tile and read back as one tile of the same shape, yet
+    Triton lays the two out apart (an element on two threads): a barrier between them, or the part of
+    the shared buffer reads another thread's element before it is written (wrong on an H100, 2026-12-07:
+    probe 5's b_quadrants, 3-4 of 143 elements)."""
+    src = (Path(__file__).parent / "programs" / "probe5" / "bufs.co").read_text()
+    for schedule in ("source", "auto"):
+        code = croq2triton.translate(src, filename="bufs.co", schedule=schedule)
+        body = code[code.index("def b_quadrants_k0") :]
+        body = body[: body.index("\ndef ")]
+        store = body.index("tl.store(_quad_own_scratch")
+        load = body.index("tl.load(_quad_own_scratch")
+        assert store < body.index("tl.debug_barrier()", store) < load, schedule

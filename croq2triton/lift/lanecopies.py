@@ -195,11 +195,16 @@ class LaneCopies:
         buf = self.give_home(self.new_buffer(name, elem, extents, 0, s), "local", s)
         if buf.home is None or buf.home.lane is None:
             raise NotLifted("a per-thread copy into a buffer the threads share", s)
+        # the two copies move the lanes' copies as tiles of one shape, yet Triton lays the store of the
+        # one and the load of the other out apart (an element on two threads: wrong on an H100,
+        # 2026-12-07, tests/test_probe5.py b_quadrants): the block's threads meet in between
         if into:
             self.lane_move(window, buf, True, s)
+            self.emit(N.Barrier(), s)
             self.lane_part_move(part, buf, False, s)
         else:
             self.lane_part_move(part, buf, True, s)
+            self.emit(N.Barrier(), s)
             self.lane_move(window, buf, False, s)
 
     def owners_match(self, buf: TileBuffer, node: A.Node) -> None:
