@@ -317,7 +317,11 @@ def test_index_chosen_by_a_select(tmp_path: Path) -> None:
         for mod in mods.values():
             out = _full(m, n)
             mod.roll(shift, x, out)
-            want = x.roll(shift, 1) if shift <= n else torch.cat([torch.zeros(m, shift - n), x[:, : 2 * n - shift]], 1)
+            want = (
+                x.roll(shift, 1)
+                if shift <= n
+                else torch.cat([torch.zeros(m, shift - n, device=x.device), x[:, : 2 * n - shift]], 1)
+            )
             _bits(out, want)
     sh = torch.randint(0, n, (m,), device=DEVICE, dtype=torch.int32)
     want = torch.stack([x[r].roll(-int(sh[r])) for r in range(m)])
@@ -327,11 +331,11 @@ def test_index_chosen_by_a_select(tmp_path: Path) -> None:
         _bits(out, want)
         out = _full(m, n)
         mod.clamp_cols(200, x, out)
-        _bits(out, x[:, torch.arange(n).clamp(max=200)])
+        _bits(out, x[:, torch.arange(n, device=x.device).clamp(max=200)])
         out = _full(m, n)
         mod.left_neighbour(x, out)
-        _bits(out, x[:, (torch.arange(n) - 1).clamp(min=0)])
+        _bits(out, x[:, (torch.arange(n, device=x.device) - 1).clamp(min=0)])
         g, out = _randn(m, n), _full(m, n)
         mod.pick_by_sign(g, x, out)
-        idx = torch.arange(n - 1) + (g[:, : n - 1] >= 0).long()
+        idx = torch.arange(n - 1, device=x.device) + (g[:, : n - 1] >= 0).long()
         _bits(out[:, : n - 1], torch.gather(x, 1, idx))
