@@ -11,71 +11,10 @@ from pathlib import Path
 import pytest
 import torch
 from kernel_util import DEVICE
+from probe_util import SCHEDULES, Probe, d, out, padded, same
 
-import croq2triton
-
-PROGRAMS = Path(__file__).parent / "programs" / "probe4"
-SCHEDULES = ["source", "auto"]
-_MODULES: dict[tuple[str, str], object] = {}
-CASES: dict[str, tuple[str, str, Callable]] = {}
-XFAIL: dict[str, str] = {}  # case id -> the precise reason it is expected to fail
-
-
-def _module(name: str, schedule: str) -> object:
-    key = (name, schedule)
-    if key not in _MODULES:
-        _MODULES[key] = croq2triton.load(PROGRAMS / name, schedule=schedule)
-    return _MODULES[key]
-
-
-def case(file: str) -> Callable[[Callable], Callable]:
-    def register(check: Callable) -> Callable:
-        fn = check.__name__.removeprefix("check_")
-        CASES[f"{file.removesuffix('.co')}-{fn}"] = (file, fn, check)
-        return check
-
-    return register
-
-
-_GEN = torch.Generator().manual_seed(4)
-
-
-def rnd(*shape: int, dtype: torch.dtype = torch.float32, lo: int = -50, hi: int = 50) -> torch.Tensor:
-    if dtype.is_floating_point:
-        return torch.randn(*shape, generator=_GEN).to(dtype).to(DEVICE)
-    return torch.randint(lo, hi, shape, generator=_GEN).to(dtype).to(DEVICE)
-
-
-def out(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
-    value = float("nan") if dtype.is_floating_point else (-77 if dtype.is_signed else 77)
-    return torch.full(shape, value, device=DEVICE, dtype=dtype)
-
-
-def same(got: torch.Tensor, want: torch.Tensor, tol: float = 1e-5) -> None:
-    got = got.cpu()
-    want = want.cpu() if isinstance(want, torch.Tensor) else torch.tensor(want)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    if got.dtype.is_floating_point:
-        assert not torch.isnan(got).any() or torch.isnan(want).any(), "an output element was never written"
-        torch.testing.assert_close(got.double(), want.double(), rtol=tol, atol=tol)
-    else:
-        assert torch.equal(got.long(), want.long()), (got, want)
-
-
-def d(t: torch.Tensor) -> torch.Tensor:
-    return t.double().cpu()
-
-
-def padded(x: torch.Tensor, rows: int, cols: int, r0: int = 0, c0: int = 0) -> torch.Tensor:
-    """x[r0:r0+rows, c0:c0+cols] in float64 with zeros where it reaches past x."""
-    o = torch.zeros(rows, cols, dtype=torch.float64)
-    xs = d(x)[max(r0, 0) : r0 + rows, max(c0, 0) : c0 + cols]
-    o[max(-r0, 0) : max(-r0, 0) + xs.shape[0], max(-c0, 0) : max(-c0, 0) + xs.shape[1]] = xs
-    return o
-
-
-def cdiv(a: int, b: int) -> int:
-    return -(-a // b)
+PROBE = Probe(Path(__file__).parent / "programs" / "probe4", seed=4)
+CASES, XFAIL, case, rnd, _GEN = PROBE.cases, PROBE.xfail, PROBE.case, PROBE.rnd, PROBE.gen
 
 
 # ============================================================================ views (7.6, 7.8)
@@ -1639,15 +1578,7 @@ def check_z_transp_into_window(f: Callable) -> None:
 
 
 # ============================================================================ the test
-def _params() -> list[object]:
-    return [
-        pytest.param(cid, marks=pytest.mark.xfail(strict=True, reason=XFAIL[cid])) if cid in XFAIL else cid
-        for cid in CASES
-    ]
-
-
 @pytest.mark.parametrize("schedule", SCHEDULES)
-@pytest.mark.parametrize("cid", _params())
+@pytest.mark.parametrize("cid", PROBE.params())
 def test_probe4(cid: str, schedule: str) -> None:
-    file, fn, check = CASES[cid]
-    check(getattr(_module(file, schedule), fn))
+    PROBE.run(cid, schedule)

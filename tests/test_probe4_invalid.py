@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from probe_util import assert_rejected_at
 
 from croq2triton.cli import main
 
@@ -333,15 +334,7 @@ __co__ void f(global f32 [N] x) {
 def test_invalid_program_is_rejected_at_its_construct(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str, src: str, where: str, phrase: str
 ) -> None:
-    path = tmp_path / f"{name}.co"
-    path.write_text(src + "\n")
-    rc = main(["check", str(path)])
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err + out and "internal error" not in err, err
-    assert rc != 0, err
-    first = next(line for line in err.splitlines() if ": error: " in line)
-    assert first.startswith(f"{path}:{where}: error: ") or first.startswith(f"{name}.co:{where}: error: "), err
-    assert phrase in first, err
+    assert_rejected_at(capsys, tmp_path, name, src, where, phrase)
 
 
 def test_a_tile_past_the_end_is_legal(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -9,8 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from croq2triton.cli import main
+from probe_util import assert_rejected_at
 
 # (name, program, where the error points, a phrase of its message)
 INVALID = [
@@ -316,13 +315,5 @@ __co__ void f(global f32 [N] x) {
 def test_invalid_program_is_rejected_at_its_construct(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str, src: str, where: str, phrase: str
 ) -> None:
-    path = tmp_path / f"{name}.co"
-    path.write_text(src + "\n")
-    rc = main(["check", str(path)])
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err + out and "internal error" not in err, err
-    assert rc != 0, err
-    first = next(line for line in err.splitlines() if ": error: " in line)
-    assert first.startswith(f"{path}:{where}: error: ") or first.startswith(f"{name}.co:{where}: error: "), err
-    assert phrase in first, err
+    err = assert_rejected_at(capsys, tmp_path, name, src, where, phrase)
     assert "\nhint: " in err or "^" in err, err  # the source line with a caret
