@@ -51,6 +51,22 @@ class Case:
     name: str = ""  # what --only calls it, where a function runs in more than one case (else ``func``)
 
 
+def seg_ref(vals: Any, ptr: Any) -> list[Any]:
+    """Sums of the CSR segments ``vals[ptr[r] .. ptr[r + 1])`` in float64."""
+    import torch
+
+    p = ptr.long()
+    c = torch.cat([torch.zeros(1, dtype=torch.float64, device=vals.device), vals.double().cumsum(0)])
+    return [c[p[1:]] - c[p[:-1]]]
+
+
+def seg_op(vals: Any, ptr: Any) -> Any:
+    """torch's op for the same sums."""
+    import torch
+
+    return torch.segment_reduce(vals, "sum", offsets=ptr.long())
+
+
 def _cases() -> list[Case]:
     import torch
     import torch.nn.functional as F
@@ -408,14 +424,6 @@ def _cases13(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
             [torch.zeros(1, dtype=torch.int64, device="cuda"), cuts, torch.full((1,), total, device="cuda")]
         )
         return [rand(total), ptr.to(torch.int32)]
-
-    def seg_ref(vals: Any, ptr: Any) -> list[Any]:
-        p = ptr.long()
-        c = torch.cat([torch.zeros(1, dtype=torch.float64, device=vals.device), vals.double().cumsum(0)])
-        return [c[p[1:]] - c[p[:-1]]]
-
-    def seg_op(vals: Any, ptr: Any) -> Any:
-        return torch.segment_reduce(vals, "sum", offsets=ptr.long())
 
     return [
         *(
@@ -1280,14 +1288,6 @@ def _cases4(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
         ptr = torch.zeros(m + 1, dtype=torch.int64, device="cuda")
         ptr[1:] = counts.cumsum(0)
         return [rand(int(ptr[-1])), ptr.to(torch.int32)]
-
-    def seg_ref(vals: Any, ptr: Any) -> list[Any]:
-        p = ptr.long()
-        c = torch.cat([torch.zeros(1, dtype=torch.float64, device=vals.device), vals.double().cumsum(0)])
-        return [c[p[1:]] - c[p[:-1]]]
-
-    def seg_op(vals: Any, ptr: Any) -> Any:
-        return torch.segment_reduce(vals, "sum", offsets=ptr.long())
 
     def avg3(x: Any) -> Any:
         s = F.avg_pool1d(x[:, None], 3, 1, 1, count_include_pad=False)

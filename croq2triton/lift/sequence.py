@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from ..frontend import ast as A
 from .notlifted import NotLifted, Unordered
-from .terms import root_name, unparen
+from .terms import root, root_name, unparen
 
 
 @dataclass
@@ -237,18 +237,7 @@ def _uses(stmts: list[A.Stmt]) -> tuple[set[str], set[str]]:
             if target is not None and (name := root_name(target)) is not None:
                 written.add(name)
                 if not (isinstance(n, A.Assign) and n.op != "="):  # 'x.at(i) += v' reads x
-                    stores.add(id(_root(target)))
+                    stores.add(id(root(target)))
             if isinstance(n, A.Name) and id(n) not in stores:
                 read.add(n.name)
     return written, read
-
-
-def _root(e: A.Expr) -> A.Expr:
-    """The node ``root_name`` reads the name of."""
-    e = unparen(e)
-    while not isinstance(e, A.Name):
-        base = getattr(e, "base", None) or getattr(e, "expr", None)
-        if not isinstance(base, A.Expr):
-            return e
-        e = unparen(base)
-    return e

@@ -357,15 +357,22 @@ def element_base(base: A.Expr) -> str | None:
     return b.name if isinstance(b, A.Name) else None
 
 
-def root_name(e: A.Expr) -> str | None:
-    """The name a view or an element of it stands on (``b`` of ``b.data.subspan(..).at(i)``)."""
+def root(e: A.Expr) -> A.Expr:
+    """The name node a view or an element of it stands on (``b`` of ``b.data.subspan(..).at(i)``), or
+    the innermost node with no base where it stands on none."""
     e = unparen(e)
     while not isinstance(e, A.Name):
         base = getattr(e, "base", None) or getattr(e, "expr", None)
         if not isinstance(base, A.Expr):
-            return None
+            return e
         e = unparen(base)
-    return e.name
+    return e
+
+
+def root_name(e: A.Expr) -> str | None:
+    """The name a view or an element of it stands on (``b`` of ``b.data.subspan(..).at(i)``)."""
+    r = root(e)
+    return r.name if isinstance(r, A.Name) else None
 
 
 def subst_elem(x: Elem, env: dict[str, E.Expr]) -> Elem:
