@@ -19,6 +19,7 @@ from ..frontend.describe import describe
 from ..sema.types import TYPES
 from ..sema.types import promote as c_promote
 from ..tir import expr as E
+from ..tir.expr import literal_only
 from .host import ir_type
 from .notlifted import NotLifted
 
@@ -54,13 +55,6 @@ def weak(v: Value) -> bool:
     arithmetic of literals only: ``1.0 / 3.0`` is as weak as ``2.0 * 3.0``, which folds to ``6.0``,
     whether or not the folding keeps the operation)?"""
     return literal_only(v.expr) and v.ctype not in ("s64", "u32", "u64")
-
-
-def literal_only(e: E.Expr) -> bool:
-    """Is ``e`` a constant, or arithmetic of constants only?"""
-    if isinstance(e, E.Const):
-        return True
-    return isinstance(e, (E.Bin, E.Un)) and all(literal_only(x) for x in e.children())
 
 
 @dataclass

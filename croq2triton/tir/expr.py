@@ -781,6 +781,13 @@ def _from_poly(p: _Poly, dtype: str) -> Expr:
 _FOLDED: dict[int, tuple[Expr, Expr]] = {}
 
 
+def literal_only(e: Expr) -> bool:
+    """Is ``e`` a constant, or arithmetic of constants only?"""
+    if isinstance(e, Const):
+        return True
+    return isinstance(e, (Bin, Un)) and all(literal_only(x) for x in e.children())
+
+
 def fold(e: Expr) -> Expr:
     """The canonical form of ``e`` (see the module docstring)."""
     if isinstance(e, (Const, Var, Arange, Full)):

@@ -170,7 +170,7 @@ def _typed_scalar(e: E.Expr, where: Where_) -> ast.expr:
     """``e`` as an argument of a jit helper: a constant, or arithmetic of constants only, cast to its
     type (Triton passes a Python number to a jit function as a constexpr, which has no dtype)."""
     node = _node(e, where)
-    if not e.shape and all(isinstance(n, (E.Const, E.Bin, E.Un)) for n in e.walk()):
+    if not e.shape and E.literal_only(e):
         return call("tl.cast", node, tl_type(e.dtype))
     return node
 
