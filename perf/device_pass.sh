@@ -18,6 +18,8 @@
 #   perf/device_pass.sh membound   # the memory-bound kernels in both element types, both schedules (issue 27)
 #   perf/device_pass.sh moments    # the column variances read once, and the column folds' line bytes swept (issue 27)
 #   perf/device_pass.sh planes     # loop nests over one run of memory (schedule/planes.py), and single-pass rows in blocks (issue 27)
+#   perf/device_pass.sh longrows   # perf/probe_long_rows.py (rows of 16384 held whole over two folds), then the
+#                                  # GEMM shapes of issue 25 not yet timed on an H200 (4000^3, K = 1024, fp8)
 #   perf/device_pass.sh norms      # perf/probe_norm_rows.py: norms over long rows, hand-written variants (issue 27)
 #   perf/device_pass.sh attention  # attention tuned (issue 25), untuned and tuned against SDPA
 #   perf/device_pass.sh gemm25     # the launch-time GEMM tile table at the shapes of issue 25
@@ -113,6 +115,16 @@ case "${1:-tests}" in
       TUNE_FUNC=gemm TUNE_SIZE=M=8192,N=8192,K=8192 "$0" tune | tail -16 || status=1
     ATTN_BUDGET=45s "$0" attention | tail -30 || status=1
     rm -rf "$OUT"/tune_8192/cache "$OUT"/tune_fp8/cache
+    ;;
+  longrows)
+    timeout "${LONGROWS_TIMEOUT:-260}" python3 perf/probe_long_rows.py ${LONGROWS_ARGS:-} > "$OUT/longrows.jsonl" \
+      2> "$OUT/longrows.err" || status=1
+    tail -3 "$OUT/longrows.err"; wc -l "$OUT/longrows.jsonl"
+    timeout 130 python3 perf/bench.py --only v4 --dtypes f16 --shapes 4000 --mnk 8192x8192x1024 --rounds 3 \
+      --md "$OUT/gemm25.md" > "$OUT/gemm25.txt" 2>&1 || status=1
+    timeout 90 python3 perf/bench.py --forms --only fp8_f32out,fp8_f16out --shapes 8192 --rounds 3 \
+      --md "$OUT/fp8.md" > "$OUT/fp8.txt" 2>&1 || status=1
+    tail -12 "$OUT/gemm25.txt" "$OUT/fp8.txt"
     ;;
   norms)
     # issue 27: what a norm over long rows wants (hand-written variants, perf/probe_norm_rows.py), and
