@@ -75,11 +75,21 @@ def _shared_areas(kernel: N.Kernel) -> set[str]:
     tensors = {a.name for a in kernel.args if isinstance(a, N.Pointer)}
     lanes = _LaneIndex(kernel)
     shared = {b for b in writes if b in reads and b in tensors and not lanes.one_lane(b, reads[b] + writes[b])}
+    return shared | {a.name for a in kernel.args if isinstance(a, N.Scratch)}
+
+
+def lane_private(kernel: N.Kernel) -> set[str]:
+    """The scratch areas of which each lane has a copy of its own that every access reaches through
+    tiles of one shape (a thread's element reads and writes).  They are fenced all the same (module
+    docstring); a loop whose accesses are all to them or to the kernel's tensors may be folded across
+    those fences (schedule/foldloops.py), since each lane reads only what it stores there."""
     shapes: dict[str, set[tuple[E.Dim, ...]]] = {}
-    for base, indices in (*reads.items(), *writes.items()):
-        shapes.setdefault(base, set()).update(E.broadcast(*(i.shape for i in index)) for index in indices)
+    for s in N.walk(kernel.body):
+        access = _access(s)
+        if access is not None:
+            shapes.setdefault(access[0], set()).add(E.broadcast(*(i.shape for i in access[1])))
     scratch = [a for a in kernel.args if isinstance(a, N.Scratch)]
-    return shared | {a.name for a in scratch if a.lanes == 1 or len(shapes.get(a.name, ())) > 1}
+    return {a.name for a in scratch if a.lanes > 1 and len(shapes.get(a.name, ())) <= 1}
 
 
 def _access(s: N.Stmt) -> tuple[str, tuple[E.Expr, ...]] | None:

@@ -68,6 +68,7 @@ from dataclasses import dataclass
 from typing import overload
 
 from ..lift.buffers import pow2
+from ..lift.hazards import lane_private
 from ..tir import expr as E
 from ..tir import nodes as N
 from ..tir.expr import names as _names
@@ -426,8 +427,9 @@ def _fences_tensors(loop: N.For, tensors: set[str]) -> bool:
 
 
 def tensors_of(kernel: N.Kernel) -> set[str]:
-    """The kernel's tensors in memory (its pointer arguments, not its scratch areas)."""
-    return {a.name for a in kernel.args if isinstance(a, N.Pointer)}
+    """The kernel's tensors in memory (its pointer arguments) and the scratch areas each lane has a
+    copy of its own of (lift/hazards.py lane_private), not the other scratch areas."""
+    return {a.name for a in kernel.args if isinstance(a, N.Pointer)} | lane_private(kernel)
 
 
 def _merged(first: Fold, then: Fold) -> Fold:
