@@ -46,6 +46,8 @@ from .interpreter_bf16 import convert_bf16_exactly
 from .interpreter_compare import compare_as_bool
 from .interpreter_fma import fma_rounds_once
 from .interpreter_minmax import match_compiled_minmax
+from .occupancy import FitWarps, fitted
+from .occupancy import warps_for as warps_for
 from .tma import runtime_fits, runtime_reason
 
 # the interpreter computes min / max of floats as compiled code does (NaN operands lose)
@@ -778,6 +780,8 @@ def launch(kernel: Any, grid: tuple[int, ...], args: list[Any], kwargs: dict[str
             if any(x <= 0 for x in g):
                 return
             break
+    if type(kwargs.get("num_warps")) is FitWarps and not interpreting():
+        kwargs = fitted(kernel, g, args, kwargs)
     if _WS_FAILED and kwargs.get("WARP_SPECIALIZE") and id(kernel) in _WS_FAILED:
         kwargs = dict(kwargs, WARP_SPECIALIZE=False)
     try:
@@ -973,12 +977,3 @@ def not_translated(
     """The error a function that did not translate raises when called: the translator's diagnostic,
     at its place in the ``.co`` source."""
     return CroqLaunchError(f"'{name}' is not translated: {message}", Span.at(src, line, col, line, end_col), hint)
-
-
-def warps_for(elements: int, per_thread: int, least: int = 4) -> int:
-    """The warps of a program whose tile of ``elements`` is fixed at launch: the power of two that
-    gives each thread about ``per_thread`` elements, from ``least`` to 16."""
-    warps = least
-    while warps < 16 and elements > warps * 32 * per_thread:
-        warps *= 2
-    return warps
