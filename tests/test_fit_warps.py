@@ -95,4 +95,3 @@ def test_the_row_kernels_compute_the_same_under_the_fitted_warps() -> None:
     if DEVICE != "cpu":
         chosen = [v for key, v in occ._CHOSEN.items() if key[2] == 16]
         assert chosen, "the launcher's guess of 16 warps was checked against the compiled kernel"
-
