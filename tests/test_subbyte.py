@@ -167,3 +167,27 @@ def test_gemm(t: str, schedule: str) -> None:
     c = out(m, n, dtype=I32)
     getattr(load_once(CO.parent / "gemm4.co", schedule), f"gemm_{t}")(a, b, c)
     same(c, np64(a) @ np64(b).T)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_corners(schedule: str) -> None:
+    n = 77
+    a, b = values("s4", n, seed=13), values("u4", n, seed=14)
+    q, r, sh = out(n, dtype=torch.int8), out(n, dtype=torch.int8), out(n, dtype=I32)
+    nb, lt, cmp = out(n, dtype=torch.uint8), out(n, dtype=torch.uint8), out(n, dtype=I32)
+    fn("corners", schedule)(a, b, q, r, sh, nb, lt, cmp)
+    ra, rb = np64(a), np64(b)
+    quot = np.trunc(ra / 3).astype(np.int64)  # C truncates toward zero
+    same(q, wrap(quot, "s4"))
+    same(r, wrap(ra - quot * 3, "s4"))
+    same(sh, (ra >> 1) + (rb << 5))
+    same(nb, wrap(~rb, "u4"))
+    same(lt, (ra < rb).astype(np.int64))
+    same(cmp, np.where(ra == -1, np.maximum(ra, rb), np.minimum(ra, rb)))
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_zero_filled_tile(schedule: str) -> None:
+    x, y = values("u4", 21, 16, seed=15), out(21, dtype=I32)
+    fn("fill_zfill", schedule)(x, y)
+    same(y, np64(x).sum(1))
