@@ -163,6 +163,82 @@ def check_m_softmax_rows(f: Callable) -> None:
     same(y, torch.softmax(d(x), 1), 1e-5)
 
 
+P2 = "ports2.co"
+
+
+@case(P2)
+def check_q_spmv_csr(f: Callable) -> None:
+    r, c = 23, 17
+    dense = torch.randn(r, c, generator=PROBE.gen) * (torch.rand(r, c, generator=PROBE.gen) < 0.3)
+    dense[5] = 0  # an empty row
+    rows, cols = dense.nonzero(as_tuple=True)
+    rp = torch.zeros(r + 1, dtype=torch.int64)
+    rp[1:] = torch.bincount(rows, minlength=r).cumsum(0)
+    vals = dense[rows, cols]
+    x, y = rnd(c), out(r)
+    f(rp.to(I32).to(DEVICE), cols.to(I32).to(DEVICE), vals.to(DEVICE), x, y)
+    same(y, dense.double() @ d(x))
+
+
+@case(P2)
+def check_q_gather(f: Callable) -> None:
+    ids, table, y = rnd(9, dtype=I32, lo=0, hi=13), rnd(13, 45), out(9, 45)
+    f(ids, table, y)
+    same(y, d(table)[ids.cpu().long()] * 2)
+
+
+@case(P2)
+def check_q_tiled_mm(f: Callable) -> None:
+    a, b, c = rnd(37, 29), rnd(29, 21), out(37, 21)
+    f(a, b, c)
+    same(c, d(a) @ d(b), 1e-4)
+
+
+@case(P2)
+def check_q_transpose_pad(f: Callable) -> None:
+    x, y = rnd(19, 35), out(35, 19)
+    f(x, y)
+    same(y, d(x).T)
+
+
+@case(P2)
+def check_q_block_argmax(f: Callable) -> None:
+    x = rnd(6, 64, dtype=I32, lo=-20, hi=20)  # repeated values: the lowest index of the maximum
+    mx, arg = out(6, dtype=I32), out(6, dtype=I32)
+    f(x, mx, arg)
+    xs = x.cpu()
+    same(mx, xs.max(1).values)
+    same(arg, (xs == xs.max(1, keepdim=True).values).int().argmax(1))
+
+
+@case(P2)
+def check_q_f16_atomic(f: Callable) -> None:
+    x = rnd(29, 45, dtype=torch.float16)
+    s = torch.zeros(45, device=DEVICE)
+    f(x, s)
+    same(s, d(x).sum(0), 1e-4)
+
+
+@case(P2)
+def check_q_s64_dot(f: Callable) -> None:
+    a, b = rnd(4, 33, dtype=I32, lo=-(2**30), hi=2**30), rnd(4, 33, dtype=I32, lo=-(2**30), hi=2**30)
+    y = out(4, dtype=torch.int64)
+    f(a, b, y)
+    same(y, (a.cpu().long() * b.cpu().long()).sum(1))
+
+
+@case(P2)
+def check_q_runtime_div(f: Callable) -> None:
+    n = 61
+    x, lut = rnd(n, dtype=I32, lo=-100, hi=100), rnd(7)
+    q, r, z = out(n, dtype=I32), out(n, dtype=I32), out(n)
+    f(x, q, r, lut, z, -6)
+    xs = x.cpu().long()
+    same(q, torch.div(xs, -6, rounding_mode="trunc"))
+    same(r, xs - torch.div(xs, -6, rounding_mode="trunc") * -6)
+    same(z, d(lut)[xs % 7])
+
+
 # ============================================================================ the test
 @pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("cid", PROBE.params())
