@@ -17,7 +17,7 @@ from typing import Any
 from .errors import CroqError
 from .frontend import ast as A
 from .runsizes import DEFAULT_UNKNOWN, Value, scalar_knob
-from .sema.types import TYPES
+from .sema.types import SUB_BYTE, TYPES
 from .sema.writes import root_name, written_params
 
 RETURNED = "return value"  # the name of a returned buffer in reports
@@ -180,6 +180,9 @@ def make_inputs(fn: A.CoFunction, values: dict[str, Value], device: str, seed: i
                 x = torch.randn(*dims, generator=gen).to(dtype).to(device)
             elif et.kind == "bool":
                 x = (torch.rand(*dims, generator=gen) > 0.5).to(device)
+            elif t.elem in SUB_BYTE:  # every value of the type, and only those
+                sb = SUB_BYTE[t.elem]
+                x = torch.randint(sb.lo, sb.hi + 1, tuple(dims), generator=gen).to(dtype).to(device)
             else:
                 x = torch.randint(0, 8, tuple(dims), generator=gen).to(dtype).to(device)
             if p.name in writes and p.name not in only:

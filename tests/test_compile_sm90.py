@@ -103,6 +103,11 @@ CASES = [
     # Python float, whose dtype the compiled branch reads (a GPU compile error, 2026-12-07)
     ("tests/programs/probe5/combos.co", "x_rope", json.dumps([[[5, 36], "float32"]] * 2), set()),
     ("tests/programs/probe5/combos.co@auto", "x_rope", json.dumps([[[5, 36], "float32"]] * 2), set()),
+    # sub-byte integers: one element per byte, conversions wrap (u4 sums and s4 products); s4 x s4 -> s32 dots
+    ("tests/programs/subbyte/subbyte.co", "arith_s4",
+     json.dumps([[[1000], "int8"]] * 4 + [[[1000], "int32"]]), set()),
+    ("tests/programs/subbyte/gemm4.co@auto", "gemm_s4",
+     json.dumps([[[256, 256], "int8"], [[256, 256], "int8"], [[256, 256], "int32"]]), {"wgmma.mma_async"}),
     # WGMMA RS mode: A loaded into a declared fragment each K tile
     ("tests/programs/breadth_r.co", "rs_gemm",
      json.dumps([[[128, 64], F16], [[64, 64], F16], [[128, 64], "float32"]]), {"wgmma.mma_async"}),

@@ -622,6 +622,30 @@ def test_integral_adds(func: str, dt: torch.dtype, bits: int, signed: bool) -> N
     exact(fn("integral_types.co", func)(a.to(dt), b.to(dt)), s.to(dt))
 
 
+@pytest.mark.parametrize(("func", "bits", "signed"), [
+    ("ele_add_u6", 6, False), ("ele_add_s6", 6, True), ("ele_add_u4", 4, False), ("ele_add_s4", 4, True),
+])  # fmt: skip
+def test_integral_sub_byte_adds(func: str, bits: int, signed: bool) -> None:
+    # one element per byte (uint8 / int8 tensors); the int sum is converted back: its low bits, sign-extended
+    lo, hi = (-(2 ** (bits - 1)), 2 ** (bits - 1)) if signed else (0, 2**bits)
+    dt = torch.int8 if signed else torch.uint8
+    a = ints(6, 64, dtype=torch.int64, lo=lo, hi=hi, seed=203)
+    b = ints(6, 64, dtype=torch.int64, lo=lo, hi=hi, seed=204)
+    s = (a + b) % 2**bits
+    if signed:
+        s = torch.where(s >= 2 ** (bits - 1), s - 2**bits, s)
+    exact(fn("integral_types.co", func)(a.to(dt), b.to(dt)), s.to(dt))
+
+
+@pytest.mark.parametrize(("func", "lo", "hi", "dt"), [
+    ("copy_u2", 0, 4, torch.uint8), ("copy_s2", -2, 2, torch.int8),
+    ("copy_u1", 0, 2, torch.uint8), ("copy_bin1", 0, 2, torch.uint8),
+])  # fmt: skip
+def test_integral_sub_byte_copies(func: str, lo: int, hi: int, dt: torch.dtype) -> None:
+    a = ints(6, 64, dtype=dt, lo=lo, hi=hi, seed=205)
+    exact(fn("integral_types.co", func)(a), a)
+
+
 # ----------------------------------------------------------------------------- atomic_add.co
 
 

@@ -16,7 +16,7 @@ from ..errors import CroqSemanticError
 from ..frontend import ast as A
 from ..frontend.builtins import c_scalar
 from ..frontend.describe import describe
-from ..sema.types import TYPES
+from ..sema.types import SUB_BYTE, TYPES, wrap_sub_byte
 from ..sema.types import promote as c_promote
 from ..tir import expr as E
 from ..tir.expr import literal_only
@@ -48,6 +48,17 @@ def literal_type(e: A.IntLit) -> str:
     if e.type == "s64" and not suffix and e.text[:2] in ("0x", "0X") and e.value <= 0xFFFFFFFF:
         return "u32"
     return e.type
+
+
+def sub_byte_bits(x: E.Expr, ctype: str) -> E.Expr:
+    """The integer ``x`` (of a type at least as wide as the sub-byte type ``ctype``) wrapped to it:
+    ``x & mask`` when unsigned, ``((x & mask) ^ sign) - sign`` (the low bits sign-extended) when signed."""
+    sb = SUB_BYTE[ctype]
+    low = E.Bin("&", x, E.Const((1 << sb.width) - 1, x.dtype))
+    if not sb.signed:
+        return low
+    sign = E.Const(1 << (sb.width - 1), x.dtype)
+    return E.Bin("-", E.Bin("^", low, sign), sign)
 
 
 def weak(v: Value) -> bool:
@@ -221,7 +232,7 @@ class Arith:
     def compute(self, ctype: str) -> str:
         """bf16 and fp8 arithmetic is carried out in f32 (the interpreter computes bf16 wrongly);
         integers narrower than 32 bits in s32 (C's integer promotions; Triton keeps int8 * int8 in int8)."""
-        if ctype in ("s8", "s16", "u8", "u16"):
+        if ctype in ("s8", "s16", "u8", "u16") or ctype in SUB_BYTE:
             return "s32"
         return "f32" if ctype in ("bf16", "f8_e4m3", "f8_e5m2", "tf32") else ctype
 
@@ -231,6 +242,14 @@ class Arith:
         target = ir_type(ctype)
         if target is None:
             raise NotLifted(f"a conversion to '{ctype}'", None)
+        if ctype in SUB_BYTE:  # its low bits, in its byte (sign-extended if signed)
+            if isinstance(v.expr, E.Const):
+                return Value(E.Const(wrap_sub_byte(int(v.expr.value), ctype), target), ctype)
+            a, b = SUB_BYTE.get(v.ctype), SUB_BYTE[ctype]
+            if a is not None and b.lo <= a.lo and a.hi <= b.hi:  # every value of v's type is one of ctype's
+                return Value(E.fold(E.Cast(v.expr, target)), ctype)
+            low = sub_byte_bits(self.convert(v, "s32").expr, ctype)
+            return Value(E.fold(E.Cast(low, target)), ctype)
         if isinstance(v.expr, E.Const) and not isinstance(v.expr.value, bool):
             value = float(v.expr.value) if TYPES[ctype].is_float else int(v.expr.value)
             return Value(E.Const(E.typed(value, target), target), ctype)  # wrapped or rounded, as C converts

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import CroqSemanticError
 from ..frontend import ast as A
+from ..sema.types import SUB_BYTE
 from ..tir import expr as E
 from ..tir import nodes as N
 from .arith import Value
@@ -31,7 +32,8 @@ ATOMICS = {
 }  # fmt: skip
 
 
-EIGHT_BITS = ("s8", "u8", "f8_e4m3", "f8_e5m2", "f8_ue8m0", "bool")  # element types with no atomics
+# element types with no atomics (sub-byte integers: a byte each)
+EIGHT_BITS = ("s8", "u8", "f8_e4m3", "f8_e5m2", "f8_ue8m0", "bool", *SUB_BYTE)
 
 # builtins that only move registers between warpgroups (LANGUAGE.md 7.7)
 REGISTER_HINTS = ("croq::cuda::setreg_inc", "croq::cuda::setreg_dec")

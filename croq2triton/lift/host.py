@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..sema.types import TYPES
+from ..sema.types import SUB_BYTE, TYPES
 from ..tir import expr as E
 
 # Croqtile element types -> tile-IR types
@@ -31,6 +31,8 @@ IR_TYPES = {
     "u8": "u8",
     "bool": "i1",
     "int": "i32",
+    # sub-byte integers: their byte's type (one element per byte; conversions to them wrap, lift/arith.py)
+    **{name: "i8" if sb.signed else "u8" for name, sb in SUB_BYTE.items()},
 }
 
 

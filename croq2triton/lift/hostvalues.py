@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import Span
+from ..sema.types import SUB_BYTE
 from ..tir import expr as E
 from .host import IR_TYPES
 
@@ -76,7 +77,7 @@ class Stream:
 Value = E.Expr | Tensor | Shape | ITuple | Bounded | BoundedTuple | Reshaped | Stream
 
 # tile-IR types back to the Croqtile type they come from (``int`` for i32, not ``s32``)
-CROQ_TYPES = {ir: croq for croq, ir in IR_TYPES.items()} | {"f32": "f32"}
+CROQ_TYPES = {ir: croq for croq, ir in IR_TYPES.items() if croq not in SUB_BYTE} | {"f32": "f32"}
 
 
 def ir_of(croq: str) -> str | None:

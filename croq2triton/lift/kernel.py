@@ -29,7 +29,7 @@ from ..frontend.describe import describe
 from ..options import Options
 from ..sema.consteval import const_int
 from ..sema.levels import TRITON_MAX_ELEMENTS, UNIT_THREADS, chain_levels, chains
-from ..sema.types import TYPES
+from ..sema.types import SUB_BYTE, TYPES
 from ..sema.writes import written_tensors
 from ..tir import expr as E
 from ..tir import host as H
@@ -815,6 +815,8 @@ class Lifter(
             lo = 0 if counter or name in self.sizes() else None
             if s.elem == "bool":  # Triton may pass True as the integer 1 (it specializes 1): compare it
                 return Value(E.Bin("!=", self.scalar_arg(name, s.host, "int"), E.Const(0)), "bool")
+            if s.elem in SUB_BYTE:  # passed as an int: C's conversion to the parameter's type
+                return self.convert(Value(self.scalar_arg(name, s.host, "s32", lo=lo), "s32"), s.elem)
             return Value(self.scalar_arg(name, s.host, s.elem, lo=lo), s.elem)
         if name in self.host.constants:  # an integer the function knows when translating
             return Value(E.Const(self.host.constants[name]), "int")

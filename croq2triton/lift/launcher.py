@@ -21,11 +21,12 @@ from ..frontend import ast as A
 from ..frontend.describe import describe
 from ..sema.ccast import NARROW, host_cast, wrap_int
 from ..sema.checks import DEVICE_TARGETS
-from ..sema.types import TYPES, unlowerable_reason
+from ..sema.types import SUB_BYTE, TYPES, unlowerable_reason, wrap_sub_byte
 from ..sema.writes import written_params
 from ..tir import expr as E
 from ..tir import host as H
 from ..tir.pyexpr import host_ast
+from .arith import sub_byte_bits
 from .events import every_block_triggers
 from .host import HostScalar, HostScope, HostTensor
 from .hostcopy import HostCopies, copies_as_tensors
@@ -78,7 +79,9 @@ class LauncherLifting(HostFlow, HostCopies):
             why = unlowerable_reason(p.type.elem) if p.type.kind in ("spanned", "elem") and p.type.elem else None
             if why and p.type.kind == "spanned":
                 raise self.error(
-                    f"cannot lower to Triton: {why}", p, "fp6/fp4 and sub-byte types have no Triton equivalent"
+                    f"cannot lower to Triton: {why}",
+                    p,
+                    "fp6/fp4 and f8_ue4m3 / f8_ue8m0 element types have no Triton equivalent",
                 )
             if why:
                 raise self.error(f"cannot lower to Triton: {why}", p)
@@ -370,7 +373,9 @@ class LauncherLifting(HostFlow, HostCopies):
             value = v.value
             if ty in _INT_TYPES and isinstance(value, float):
                 value = int(value)
-            if target in NARROW and not isinstance(value, bool):  # C's implicit conversion: rounded or wrapped
+            if ty in SUB_BYTE and not isinstance(value, bool):  # its low bits
+                value = wrap_sub_byte(int(value), ty)
+            elif target in NARROW and not isinstance(value, bool):  # C's implicit conversion: rounded or wrapped
                 value = host_cast(value, target)
             elif target in _WIDE and isinstance(value, int) and not isinstance(value, bool):
                 value = wrap_int(value, _WIDE[target], True)  # a folded constant past the type's range wraps
@@ -380,7 +385,7 @@ class LauncherLifting(HostFlow, HostCopies):
             raise self.error(f"cannot lower to Triton: {unlowerable_reason(ty)}", node)
         var = safe(name)
         new = self.variable(var, ty)
-        self.body.append(H.Let(var, H.CScalar(v, target), line=line_of(node)))  # C's value, of its type
+        self.body.append(H.Let(var, H.CScalar(to_sub_byte(v, ty), target), line=line_of(node)))  # C's value
         self.names[name] = new
 
     def assign(self, a: A.Assign) -> None:
@@ -390,6 +395,7 @@ class LauncherLifting(HostFlow, HostCopies):
             line = line_of(a)
             if a.op != "=":
                 v = binary(a.op, H.ElemGet(t.name, t.host, index, t.dtype, line), v, scalar=True)
+            v = to_sub_byte(v, t.elem)
             index = tuple(H.CScalar(i, store=True) for i in index)
             self.body.append(H.ElemSet(t.name, t.host, index, H.CScalar(v, t.dtype, store=True), line=line))
             return
@@ -400,7 +406,7 @@ class LauncherLifting(HostFlow, HostCopies):
         if a.op != "=":
             if not isinstance(old, E.Var):
                 raise self.invalid(f"'{a.op}=' updates a scalar, and '{name}' is not one", a)
-            updated = binary(a.op, old, self.evaluate(a.value), scalar=True)
+            updated = to_sub_byte(binary(a.op, old, self.evaluate(a.value), scalar=True), self.type_of(old))
             self.body.append(H.Assign(old.name, H.CScalar(updated, old.type), line=line_of(a)))
             self.names[name] = E.Var(old.name, old.type)
             return
@@ -416,7 +422,9 @@ class LauncherLifting(HostFlow, HostCopies):
         v = self.value(a.value)
         if isinstance(v, E.Expr) and isinstance(old, E.Var) and (self.in_flow or id(a.target) in self.updated.targets):
             # of an enclosing block, or of a variable a loop or branch after it updates (a constant stays a variable)
-            self.body.append(H.Assign(old.name, H.CScalar(v, old.type), line=line_of(a)))
+            self.body.append(
+                H.Assign(old.name, H.CScalar(to_sub_byte(v, self.type_of(old)), old.type), line=line_of(a))
+            )
         elif isinstance(v, E.Expr):  # a scalar assigned again keeps its type (a constant's too)
             ty = self.croq_type(old if isinstance(old, (E.Var, E.Const)) else v)
             self.bind_scalar(name, v, ty, old is None and self.updated.declares(a.target.span), a)
@@ -611,3 +619,13 @@ def host_call(c: A.Call) -> str:
 
 
 _WIDE = {"i32": 32, "i64": 64}  # the integer types sema/ccast.py leaves to Python's ints
+
+
+def to_sub_byte(v: E.Expr, ty: str) -> E.Expr:
+    """``v`` as C converts it to ``ty``, where that is a sub-byte type (its low bits; the conversion
+    to their byte, which the caller adds, keeps them); any other type's conversion is the caller's."""
+    if ty not in SUB_BYTE:
+        return v
+    if isinstance(v, E.Const) and not isinstance(v.value, float):
+        return E.Const(wrap_sub_byte(int(v.value), ty), "i32")
+    return sub_byte_bits(H.CScalar(v, "i32"), ty)

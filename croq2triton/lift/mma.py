@@ -56,10 +56,11 @@ DOT_ACCUMULATORS = {
     "f8_e4m3": ("f32", "f16"),
     "f8_e5m2": ("f32", "f16"),
     "s8": ("s32",),
+    "s4": ("s32",),  # int8 storage (one element per byte): tl.dot's int8 product
     "f64": ("f64",),  # tl.dot takes f64 operands (an exact f64 product; DMMA on sm_80+)
 }
 # operands tl.dot rejects (u8 x u8 -> s32, wmma's integer MMA): a broadcast product summed over K
-SUMMED_ONLY = {"u8": ("s32",)}
+SUMMED_ONLY = {"u8": ("s32",), "u4": ("s32",)}
 MIN_DOT = 16  # tl.dot's smallest extent along M, N and K
 REDUCTIONS = {"reduce_max": "max", "reduce_sum": "sum"}
 

@@ -43,18 +43,62 @@ _T = [
     ElemType("u32", 32, "uint", "uint32", "uint32"),
     ElemType("u16", 16, "uint", "uint16", "uint16"),
     ElemType("u8", 8, "uint", "uint8", "uint8"),
-    ElemType("s6", 8, "int", None, None),
-    ElemType("u6", 8, "uint", None, None),
-    ElemType("s4", 8, "int", None, None),
-    ElemType("u4", 8, "uint", None, None),
-    ElemType("s2", 8, "int", None, None),
-    ElemType("u2", 8, "uint", None, None),
-    ElemType("u1", 8, "uint", None, None),
-    ElemType("bin1", 8, "uint", None, None),
+    # sub-byte integers: one element per byte (LANGUAGE.md 4.2), in int8 / uint8 storage (SUB_BYTE)
+    ElemType("s6", 8, "int", "int8", "int8"),
+    ElemType("u6", 8, "uint", "uint8", "uint8"),
+    ElemType("s4", 8, "int", "int8", "int8"),
+    ElemType("u4", 8, "uint", "uint8", "uint8"),
+    ElemType("s2", 8, "int", "int8", "int8"),
+    ElemType("u2", 8, "uint", "uint8", "uint8"),
+    ElemType("u1", 8, "uint", "uint8", "uint8"),
+    ElemType("bin1", 8, "uint", "uint8", "uint8"),
     ElemType("bool", 8, "bool", "int1", "bool"),
     ElemType("int", 32, "int", "int32", "int32"),
 ]
 TYPES: dict[str, ElemType] = {t.name: t for t in _T}
+
+
+@dataclass(frozen=True)
+class SubByte:
+    """A sub-byte integer type: ``width`` value bits held one element per byte (``storage``: s8 or
+    u8).  A value converted to it keeps its low ``width`` bits, sign-extended when ``signed`` (C's
+    wrapping conversion to a narrower type); arithmetic on it is that of ``int`` (C's integer
+    promotions).  ``bin1`` is the 1-bit unsigned type ``u1`` as an element (its MMA is not)."""
+
+    width: int
+    signed: bool
+
+    @property
+    def storage(self) -> str:
+        return "s8" if self.signed else "u8"
+
+    @property
+    def lo(self) -> int:
+        return -(1 << (self.width - 1)) if self.signed else 0
+
+    @property
+    def hi(self) -> int:
+        return (1 << (self.width - 1)) - 1 if self.signed else (1 << self.width) - 1
+
+
+SUB_BYTE: dict[str, SubByte] = {
+    "s6": SubByte(6, True),
+    "u6": SubByte(6, False),
+    "s4": SubByte(4, True),
+    "u4": SubByte(4, False),
+    "s2": SubByte(2, True),
+    "u2": SubByte(2, False),
+    "u1": SubByte(1, False),
+    "bin1": SubByte(1, False),
+}
+
+
+def wrap_sub_byte(value: int, name: str) -> int:
+    """``value`` converted to the sub-byte type ``name``: its low bits, sign-extended if signed."""
+    sb = SUB_BYTE[name]
+    v = value & ((1 << sb.width) - 1)
+    return v - (1 << sb.width) if sb.signed and v > sb.hi else v
+
 
 _FLOAT_RANK = {"f64": 4, "f32": 3, "tf32": 3, "f16": 2, "bf16": 2, "f8_e4m3": 1, "f8_e5m2": 1}
 
@@ -68,7 +112,7 @@ def promote(a: str | None, b: str | None) -> str | None:
     if a is None or b is None:
         return a or b
     if a == b:  # integers narrower than int are promoted to it (C's integer promotions)
-        return "s32" if a in ("bool", "int", "s8", "s16", "u8", "u16") else a
+        return "s32" if a in ("bool", "int", "s8", "s16", "u8", "u16", *SUB_BYTE) else a
     ta, tb = TYPES[a], TYPES[b]
     if ta.is_float or tb.is_float:
         if ta.is_float and tb.is_float:

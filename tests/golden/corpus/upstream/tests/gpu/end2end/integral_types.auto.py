@@ -491,116 +491,464 @@ def ele_add_u8(lhs, rhs, *, _launch=None):
     return output  # integral_types.co:40
 
 
+@triton.jit
+def ele_add_u6_k0(
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    lhs_ptr,
+    lhs_stride_0,
+    lhs_stride_1,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
+):
+    """The block-level parallel at integral_types.co:45: one program per block, one lane per thread."""
+    p = tl.program_id(0)  # integral_types.co:45
+    q = tl.arange(0, 64)
+    lhs_val = tl.load(lhs_ptr + p * lhs_stride_0 + q * lhs_stride_1)  # integral_types.co:46
+    rhs_val = tl.load(rhs_ptr + p * rhs_stride_0 + q * rhs_stride_1)
+    tl.store(
+        output_ptr + p * output_stride_0 + q * output_stride_1,
+        (lhs_val.to(tl.int32) + rhs_val.to(tl.int32) & 63).to(tl.uint8),
+    )
+
+
+_FN["ele_add_u6"] = _rt.Fn("ele_add_u6", _CO_FILE, 43, {"lhs": (43, 24, 38), "rhs": (43, 40, 54)})
+
+
 @_rt.launcher
 def ele_add_u6(lhs, rhs, *, _launch=None):
-    """Not translated: cannot lower to Triton: element type 'u6' has no Triton/torch equivalent."""
-    raise _rt.not_translated(
-        "ele_add_u6",
-        "corpus/upstream/tests/gpu/end2end/integral_types.co",
-        43,
-        24,
-        38,
-        "cannot lower to Triton: element type 'u6' has no Triton/torch equivalent",
-        "fp6/fp4 and sub-byte types have no Triton equivalent",
+    """ele_add_u6(u6 [6, 64] lhs, u6 [6, 64] rhs) -> auto; from integral_types.co:43."""
+    _F = _FN["ele_add_u6"]
+    _launch = _launch or _rt.launch
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.uint8
+        and lhs.dim() == 2
+        and lhs.shape[0] == 6
+        and lhs.shape[1] == 64
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.uint8
+        and rhs.dim() == 2
+        and rhs.shape[0] == 6
+        and rhs.shape[1] == 64
+    ):  # integral_types.co:43
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.uint8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.uint8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
+    output = _rt.alloc(_F, (6, 64), torch.uint8, _dev, None)  # integral_types.co:44
+    _launch(
+        ele_add_u6_k0,
+        (6,),
+        [
+            output,
+            output.stride()[0],
+            output.stride()[1],
+            lhs,
+            lhs.stride()[0],
+            lhs.stride()[1],
+            rhs,
+            rhs.stride()[0],
+            rhs.stride()[1],
+        ],
+        dict(num_warps=2),
+    )  # integral_types.co:45
+    return output  # integral_types.co:47
+
+
+@triton.jit
+def ele_add_s6_k0(
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    lhs_ptr,
+    lhs_stride_0,
+    lhs_stride_1,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
+):
+    """The block-level parallel at integral_types.co:52: one program per block, one lane per thread."""
+    p = tl.program_id(0)  # integral_types.co:52
+    q = tl.arange(0, 64)
+    lhs_val = tl.load(lhs_ptr + p * lhs_stride_0 + q * lhs_stride_1)  # integral_types.co:53
+    rhs_val = tl.load(rhs_ptr + p * rhs_stride_0 + q * rhs_stride_1)
+    tl.store(
+        output_ptr + p * output_stride_0 + q * output_stride_1,
+        ((lhs_val.to(tl.int32) + rhs_val.to(tl.int32) & 63 ^ 32) - 32).to(tl.int8),
     )
+
+
+_FN["ele_add_s6"] = _rt.Fn("ele_add_s6", _CO_FILE, 50, {"lhs": (50, 24, 38), "rhs": (50, 40, 54)})
 
 
 @_rt.launcher
 def ele_add_s6(lhs, rhs, *, _launch=None):
-    """Not translated: cannot lower to Triton: element type 's6' has no Triton/torch equivalent."""
-    raise _rt.not_translated(
-        "ele_add_s6",
-        "corpus/upstream/tests/gpu/end2end/integral_types.co",
-        50,
-        24,
-        38,
-        "cannot lower to Triton: element type 's6' has no Triton/torch equivalent",
-        "fp6/fp4 and sub-byte types have no Triton equivalent",
+    """ele_add_s6(s6 [6, 64] lhs, s6 [6, 64] rhs) -> auto; from integral_types.co:50."""
+    _F = _FN["ele_add_s6"]
+    _launch = _launch or _rt.launch
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.int8
+        and lhs.dim() == 2
+        and lhs.shape[0] == 6
+        and lhs.shape[1] == 64
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.int8
+        and rhs.dim() == 2
+        and rhs.shape[0] == 6
+        and rhs.shape[1] == 64
+    ):  # integral_types.co:50
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.int8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
+    output = _rt.alloc(_F, (6, 64), torch.int8, _dev, None)  # integral_types.co:51
+    _launch(
+        ele_add_s6_k0,
+        (6,),
+        [
+            output,
+            output.stride()[0],
+            output.stride()[1],
+            lhs,
+            lhs.stride()[0],
+            lhs.stride()[1],
+            rhs,
+            rhs.stride()[0],
+            rhs.stride()[1],
+        ],
+        dict(num_warps=2),
+    )  # integral_types.co:52
+    return output  # integral_types.co:54
+
+
+@triton.jit
+def ele_add_u4_k0(
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    lhs_ptr,
+    lhs_stride_0,
+    lhs_stride_1,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
+):
+    """The block-level parallel at integral_types.co:59: one program per block, one lane per thread."""
+    p = tl.program_id(0)  # integral_types.co:59
+    q = tl.arange(0, 64)
+    lhs_val = tl.load(lhs_ptr + p * lhs_stride_0 + q * lhs_stride_1)  # integral_types.co:60
+    rhs_val = tl.load(rhs_ptr + p * rhs_stride_0 + q * rhs_stride_1)
+    tl.store(
+        output_ptr + p * output_stride_0 + q * output_stride_1,
+        (lhs_val.to(tl.int32) + rhs_val.to(tl.int32) & 15).to(tl.uint8),
     )
+
+
+_FN["ele_add_u4"] = _rt.Fn("ele_add_u4", _CO_FILE, 57, {"lhs": (57, 24, 38), "rhs": (57, 40, 54)})
 
 
 @_rt.launcher
 def ele_add_u4(lhs, rhs, *, _launch=None):
-    """Not translated: cannot lower to Triton: element type 'u4' has no Triton/torch equivalent."""
-    raise _rt.not_translated(
-        "ele_add_u4",
-        "corpus/upstream/tests/gpu/end2end/integral_types.co",
-        57,
-        24,
-        38,
-        "cannot lower to Triton: element type 'u4' has no Triton/torch equivalent",
-        "fp6/fp4 and sub-byte types have no Triton equivalent",
+    """ele_add_u4(u4 [6, 64] lhs, u4 [6, 64] rhs) -> auto; from integral_types.co:57."""
+    _F = _FN["ele_add_u4"]
+    _launch = _launch or _rt.launch
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.uint8
+        and lhs.dim() == 2
+        and lhs.shape[0] == 6
+        and lhs.shape[1] == 64
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.uint8
+        and rhs.dim() == 2
+        and rhs.shape[0] == 6
+        and rhs.shape[1] == 64
+    ):  # integral_types.co:57
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.uint8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.uint8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
+    output = _rt.alloc(_F, (6, 64), torch.uint8, _dev, None)  # integral_types.co:58
+    _launch(
+        ele_add_u4_k0,
+        (6,),
+        [
+            output,
+            output.stride()[0],
+            output.stride()[1],
+            lhs,
+            lhs.stride()[0],
+            lhs.stride()[1],
+            rhs,
+            rhs.stride()[0],
+            rhs.stride()[1],
+        ],
+        dict(num_warps=2),
+    )  # integral_types.co:59
+    return output  # integral_types.co:61
+
+
+@triton.jit
+def ele_add_s4_k0(
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    lhs_ptr,
+    lhs_stride_0,
+    lhs_stride_1,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
+):
+    """The block-level parallel at integral_types.co:66: one program per block, one lane per thread."""
+    p = tl.program_id(0)  # integral_types.co:66
+    q = tl.arange(0, 64)
+    lhs_val = tl.load(lhs_ptr + p * lhs_stride_0 + q * lhs_stride_1)  # integral_types.co:67
+    rhs_val = tl.load(rhs_ptr + p * rhs_stride_0 + q * rhs_stride_1)
+    tl.store(
+        output_ptr + p * output_stride_0 + q * output_stride_1,
+        ((lhs_val.to(tl.int32) + rhs_val.to(tl.int32) & 15 ^ 8) - 8).to(tl.int8),
     )
+
+
+_FN["ele_add_s4"] = _rt.Fn("ele_add_s4", _CO_FILE, 64, {"lhs": (64, 24, 38), "rhs": (64, 40, 54)})
 
 
 @_rt.launcher
 def ele_add_s4(lhs, rhs, *, _launch=None):
-    """Not translated: cannot lower to Triton: element type 's4' has no Triton/torch equivalent."""
-    raise _rt.not_translated(
-        "ele_add_s4",
-        "corpus/upstream/tests/gpu/end2end/integral_types.co",
-        64,
-        24,
-        38,
-        "cannot lower to Triton: element type 's4' has no Triton/torch equivalent",
-        "fp6/fp4 and sub-byte types have no Triton equivalent",
-    )
+    """ele_add_s4(s4 [6, 64] lhs, s4 [6, 64] rhs) -> auto; from integral_types.co:64."""
+    _F = _FN["ele_add_s4"]
+    _launch = _launch or _rt.launch
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.int8
+        and lhs.dim() == 2
+        and lhs.shape[0] == 6
+        and lhs.shape[1] == 64
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.int8
+        and rhs.dim() == 2
+        and rhs.shape[0] == 6
+        and rhs.shape[1] == 64
+    ):  # integral_types.co:64
+        _dev = _rt.pick_device(_F, {"lhs": lhs, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.int8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 6)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
+    output = _rt.alloc(_F, (6, 64), torch.int8, _dev, None)  # integral_types.co:65
+    _launch(
+        ele_add_s4_k0,
+        (6,),
+        [
+            output,
+            output.stride()[0],
+            output.stride()[1],
+            lhs,
+            lhs.stride()[0],
+            lhs.stride()[1],
+            rhs,
+            rhs.stride()[0],
+            rhs.stride()[1],
+        ],
+        dict(num_warps=2),
+    )  # integral_types.co:66
+    return output  # integral_types.co:68
+
+
+@triton.jit
+def copy_u2_k0(output_ptr, output_stride_0, output_stride_1, lhs_ptr, lhs_stride_0, lhs_stride_1):
+    """The block-level parallel at integral_types.co:73: one program per block, one lane per thread."""
+    p = tl.program_id(0)  # integral_types.co:73
+    q = tl.arange(0, 64)
+    lhs_val = tl.load(lhs_ptr + p * lhs_stride_0 + q * lhs_stride_1)  # integral_types.co:74
+    tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, lhs_val)
+
+
+_FN["copy_u2"] = _rt.Fn("copy_u2", _CO_FILE, 71, {"lhs": (71, 21, 35)})
 
 
 @_rt.launcher
 def copy_u2(lhs, *, _launch=None):
-    """Not translated: cannot lower to Triton: element type 'u2' has no Triton/torch equivalent."""
-    raise _rt.not_translated(
-        "copy_u2",
-        "corpus/upstream/tests/gpu/end2end/integral_types.co",
-        71,
-        21,
-        35,
-        "cannot lower to Triton: element type 'u2' has no Triton/torch equivalent",
-        "fp6/fp4 and sub-byte types have no Triton equivalent",
-    )
+    """copy_u2(u2 [6, 64] lhs) -> auto; from integral_types.co:71."""
+    _F = _FN["copy_u2"]
+    _launch = _launch or _rt.launch
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.uint8
+        and lhs.dim() == 2
+        and lhs.shape[0] == 6
+        and lhs.shape[1] == 64
+    ):  # integral_types.co:71
+        _dev = _rt.pick_device(_F, {"lhs": lhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.uint8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+    output = _rt.alloc(_F, (6, 64), torch.uint8, _dev, None)  # integral_types.co:72
+    _launch(
+        copy_u2_k0,
+        (6,),
+        [output, output.stride()[0], output.stride()[1], lhs, lhs.stride()[0], lhs.stride()[1]],
+        dict(num_warps=2),
+    )  # integral_types.co:73
+    return output  # integral_types.co:75
+
+
+@triton.jit
+def copy_s2_k0(output_ptr, output_stride_0, output_stride_1, lhs_ptr, lhs_stride_0, lhs_stride_1):
+    """The block-level parallel at integral_types.co:79: one program per block, one lane per thread."""
+    p = tl.program_id(0)  # integral_types.co:79
+    q = tl.arange(0, 64)
+    lhs_val = tl.load(lhs_ptr + p * lhs_stride_0 + q * lhs_stride_1)  # integral_types.co:80
+    tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, lhs_val)
+
+
+_FN["copy_s2"] = _rt.Fn("copy_s2", _CO_FILE, 77, {"lhs": (77, 21, 35)})
 
 
 @_rt.launcher
 def copy_s2(lhs, *, _launch=None):
-    """Not translated: cannot lower to Triton: element type 's2' has no Triton/torch equivalent."""
-    raise _rt.not_translated(
-        "copy_s2",
-        "corpus/upstream/tests/gpu/end2end/integral_types.co",
-        77,
-        21,
-        35,
-        "cannot lower to Triton: element type 's2' has no Triton/torch equivalent",
-        "fp6/fp4 and sub-byte types have no Triton equivalent",
-    )
+    """copy_s2(s2 [6, 64] lhs) -> auto; from integral_types.co:77."""
+    _F = _FN["copy_s2"]
+    _launch = _launch or _rt.launch
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.int8
+        and lhs.dim() == 2
+        and lhs.shape[0] == 6
+        and lhs.shape[1] == 64
+    ):  # integral_types.co:77
+        _dev = _rt.pick_device(_F, {"lhs": lhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.int8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+    output = _rt.alloc(_F, (6, 64), torch.int8, _dev, None)  # integral_types.co:78
+    _launch(
+        copy_s2_k0,
+        (6,),
+        [output, output.stride()[0], output.stride()[1], lhs, lhs.stride()[0], lhs.stride()[1]],
+        dict(num_warps=2),
+    )  # integral_types.co:79
+    return output  # integral_types.co:81
+
+
+@triton.jit
+def copy_u1_k0(output_ptr, output_stride_0, output_stride_1, lhs_ptr, lhs_stride_0, lhs_stride_1):
+    """The block-level parallel at integral_types.co:86: one program per block, one lane per thread."""
+    p = tl.program_id(0)  # integral_types.co:86
+    q = tl.arange(0, 64)
+    lhs_val = tl.load(lhs_ptr + p * lhs_stride_0 + q * lhs_stride_1)  # integral_types.co:87
+    tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, lhs_val)
+
+
+_FN["copy_u1"] = _rt.Fn("copy_u1", _CO_FILE, 84, {"lhs": (84, 21, 35)})
 
 
 @_rt.launcher
 def copy_u1(lhs, *, _launch=None):
-    """Not translated: cannot lower to Triton: element type 'u1' has no Triton/torch equivalent."""
-    raise _rt.not_translated(
-        "copy_u1",
-        "corpus/upstream/tests/gpu/end2end/integral_types.co",
-        84,
-        21,
-        35,
-        "cannot lower to Triton: element type 'u1' has no Triton/torch equivalent",
-        "fp6/fp4 and sub-byte types have no Triton equivalent",
-    )
+    """copy_u1(u1 [6, 64] lhs) -> auto; from integral_types.co:84."""
+    _F = _FN["copy_u1"]
+    _launch = _launch or _rt.launch
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.uint8
+        and lhs.dim() == 2
+        and lhs.shape[0] == 6
+        and lhs.shape[1] == 64
+    ):  # integral_types.co:84
+        _dev = _rt.pick_device(_F, {"lhs": lhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.uint8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+    output = _rt.alloc(_F, (6, 64), torch.uint8, _dev, None)  # integral_types.co:85
+    _launch(
+        copy_u1_k0,
+        (6,),
+        [output, output.stride()[0], output.stride()[1], lhs, lhs.stride()[0], lhs.stride()[1]],
+        dict(num_warps=2),
+    )  # integral_types.co:86
+    return output  # integral_types.co:88
+
+
+@triton.jit
+def copy_bin1_k0(output_ptr, output_stride_0, output_stride_1, lhs_ptr, lhs_stride_0, lhs_stride_1):
+    """The block-level parallel at integral_types.co:92: one program per block, one lane per thread."""
+    p = tl.program_id(0)  # integral_types.co:92
+    q = tl.arange(0, 64)
+    lhs_val = tl.load(lhs_ptr + p * lhs_stride_0 + q * lhs_stride_1)  # integral_types.co:93
+    tl.store(output_ptr + p * output_stride_0 + q * output_stride_1, lhs_val)
+
+
+_FN["copy_bin1"] = _rt.Fn("copy_bin1", _CO_FILE, 90, {"lhs": (90, 23, 39)})
 
 
 @_rt.launcher
 def copy_bin1(lhs, *, _launch=None):
-    """Not translated: cannot lower to Triton: element type 'bin1' has no Triton/torch equivalent."""
-    raise _rt.not_translated(
-        "copy_bin1",
-        "corpus/upstream/tests/gpu/end2end/integral_types.co",
-        90,
-        23,
-        39,
-        "cannot lower to Triton: element type 'bin1' has no Triton/torch equivalent",
-        "fp6/fp4 and sub-byte types have no Triton equivalent",
-    )
+    """copy_bin1(bin1 [6, 64] lhs) -> auto; from integral_types.co:90."""
+    _F = _FN["copy_bin1"]
+    _launch = _launch or _rt.launch
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs)) is not None
+        and lhs.dtype is torch.uint8
+        and lhs.dim() == 2
+        and lhs.shape[0] == 6
+        and lhs.shape[1] == 64
+    ):  # integral_types.co:90
+        _dev = _rt.pick_device(_F, {"lhs": lhs}, _launch)
+        _dims = {}
+        lhs = _rt.tensor_arg(_F, "lhs", lhs, torch.uint8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs", lhs, 0, 6)
+        _rt.fixed_dim(_F, "lhs", lhs, 1, 64)
+    output = _rt.alloc(_F, (6, 64), torch.uint8, _dev, None)  # integral_types.co:91
+    _launch(
+        copy_bin1_k0,
+        (6,),
+        [output, output.stride()[0], output.stride()[1], lhs, lhs.stride()[0], lhs.stride()[1]],
+        dict(num_warps=2),
+    )  # integral_types.co:92
+    return output  # integral_types.co:94
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
@@ -611,4 +959,12 @@ __croq_ops__ = {
     "ele_add_u16": {"params": [("lhs", "tensor"), ("rhs", "tensor")], "writes": [], "returns": "tensor"},
     "ele_add_s8": {"params": [("lhs", "tensor"), ("rhs", "tensor")], "writes": [], "returns": "tensor"},
     "ele_add_u8": {"params": [("lhs", "tensor"), ("rhs", "tensor")], "writes": [], "returns": "tensor"},
+    "ele_add_u6": {"params": [("lhs", "tensor"), ("rhs", "tensor")], "writes": [], "returns": "tensor"},
+    "ele_add_s6": {"params": [("lhs", "tensor"), ("rhs", "tensor")], "writes": [], "returns": "tensor"},
+    "ele_add_u4": {"params": [("lhs", "tensor"), ("rhs", "tensor")], "writes": [], "returns": "tensor"},
+    "ele_add_s4": {"params": [("lhs", "tensor"), ("rhs", "tensor")], "writes": [], "returns": "tensor"},
+    "copy_u2": {"params": [("lhs", "tensor")], "writes": [], "returns": "tensor"},
+    "copy_s2": {"params": [("lhs", "tensor")], "writes": [], "returns": "tensor"},
+    "copy_u1": {"params": [("lhs", "tensor")], "writes": [], "returns": "tensor"},
+    "copy_bin1": {"params": [("lhs", "tensor")], "writes": [], "returns": "tensor"},
 }

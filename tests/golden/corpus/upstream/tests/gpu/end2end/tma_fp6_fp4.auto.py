@@ -62,7 +62,7 @@ def tma_ab_buffer_f6(l, r, *, _launch=None):
         30,
         53,
         "cannot lower to Triton: element type 'f6_e2m3' has no Triton/torch equivalent",
-        "fp6/fp4 and sub-byte types have no Triton equivalent",
+        "fp6/fp4 and f8_ue4m3 / f8_ue8m0 element types have no Triton equivalent",
     )
 
 
@@ -76,7 +76,7 @@ def tma_ab_buffer_f4(l, r, *, _launch=None):
         30,
         53,
         "cannot lower to Triton: element type 'f4_e2m1' has no Triton/torch equivalent",
-        "fp6/fp4 and sub-byte types have no Triton equivalent",
+        "fp6/fp4 and f8_ue4m3 / f8_ue8m0 element types have no Triton equivalent",
     )
 
 
