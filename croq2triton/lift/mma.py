@@ -363,7 +363,7 @@ class Mmas:
         if m_elem not in INDEX_BITS:
             raise CroqSemanticError(
                 f"the metadata '{meta_text}' of a 2:4 sparse MMA is {m_elem}: it holds 2-bit indices",
-                s.span,
+                s.extra[0].span or s.span,
                 "give the metadata as an unsigned integer tensor (u8, or u32), as the host encodes it",
             )
         rows, packed_k, meta_k = const_int(a_ext[0]), const_int(a_ext[1]), const_int(m_ext[1])
@@ -375,9 +375,10 @@ class Mmas:
                 f"2:4 sparse MMA: '{_spelled(s.a)}' is [{rows}, {packed_k}] (kept values of {2 * packed_k}"
                 f" K positions), its metadata '{meta_text}' [{size_text(m_ext[0])}, {meta_k}] of {m_elem}"
                 " does not index them",
-                s.span,
-                f"the metadata has A's rows and, per {m_elem}, the 2-bit indices of 2, 4 .. "
-                f"{INDEX_BITS[m_elem] // 2} kept values (u8: [M, K / 8] for A [M, K / 2]); docs/mma.md",
+                s.extra[0].span or s.span,
+                f"the metadata has A's rows, and a {m_elem} holds the 2-bit positions of 2 to "
+                f"{INDEX_BITS[m_elem] // 2} kept values (a power of two): u8 metadata [M, K / 8] for A"
+                " [M, K / 2] (docs/mma.md)",
             )
         shapes = (ta.shape, tm.shape)
         if not all(isinstance(n, int) for sh in shapes for n in sh) or ta.shape[1] != per * tm.shape[1]:
@@ -414,8 +415,9 @@ class Mmas:
         if not E.same(a_ext[a_k], b_ext[b_k]):
             ka, kb = const_int(a_ext[a_k]), const_int(b_ext[b_k])
             error = CroqSemanticError if ka is not None and kb is not None else CroqLoweringError  # both known
+            dense = " (twice its kept values: 2:4 sparse)" if meta is not None else ""
             raise error(
-                f"MMA operands disagree on K: '{_spelled(s.a)}' has K = {size_text(a_ext[a_k])}, "
+                f"MMA operands disagree on K: '{_spelled(s.a)}' has K = {size_text(a_ext[a_k])}{dense}, "
                 f"'{_spelled(s.b)}' has K = {size_text(b_ext[b_k])}",
                 s.span,
                 "K is an operand's last dimension where its layout says 'row', its first where 'col'"
