@@ -12,7 +12,7 @@ import pytest
 import sm90
 import torch
 from conftest import CORPUS, REPO, needs_corpus
-from kernel_util import assert_close, check_errors, load_once, poisoned
+from kernel_util import assert_close, check_errors, kernel_code, load_once, poisoned
 
 from croq2triton.api import translate_full
 
@@ -141,13 +141,30 @@ SM90 = [
 ]  # fmt: skip
 
 
+SM90_CORPUS = [
+    ("matmul_fp8_n64", "auto", [[[64, 32], "float8_e4m3fn"], [[64, 8], "uint8"], [[64, 64], "float8_e4m3fn"]]),
+    ("matmul_bf16_n8k64", "source", [[[64, 32], "bfloat16"], [[64, 8], "uint8"], [[8, 64], "bfloat16"]]),
+]
+
+
 @pytest.mark.parametrize(("path", "fn", "schedule", "shapes"), SM90, ids=[f"{c[1]}@{c[2]}" for c in SM90])
 def test_compiles_for_sm90a(path: str, fn: str, schedule: str, shapes: list[object]) -> None:
+    assert any(rec["found"]["wgmma.mma_async"] for rec in _compiled(path, fn, schedule, shapes))
+
+
+@needs_corpus
+@pytest.mark.parametrize(("fn", "schedule", "shapes"), SM90_CORPUS, ids=[f"{c[0]}@{c[1]}" for c in SM90_CORPUS])
+def test_upstream_gemm_sp_compiles_for_sm90a(fn: str, schedule: str, shapes: list[object]) -> None:
+    _compiled(str(GEMM_SP), fn, schedule, shapes)
+
+
+def _compiled(path: str, fn: str, schedule: str, shapes: list[object]) -> list[dict[str, Any]]:
+    """The records of tests/aot_check.py for ``fn``'s kernels compiled for sm_90a (each one compiled)."""
     r = sm90.script(REPO / "tests" / "aot_check.py", path, fn, json.dumps(shapes), "{}", "{}", schedule)
     assert r.returncode == 0, r.stderr[-3000:]
     lines = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
-    assert lines and all(rec["target"] and "error" not in rec for rec in lines), r.stdout + r.stderr[-2000:]
-    assert any(rec["found"]["wgmma.mma_async"] for rec in lines), lines
+    assert lines and all(rec.get("target") and "error" not in rec for rec in lines), r.stdout + r.stderr[-2000:]
+    return lines
 
 
 # ---------------------------------------------------------------------------------------------- mistakes
@@ -192,3 +209,9 @@ def test_other_patterns_than_2_4_stay_rejected() -> None:
     path = CORPUS / "upstream" / "tests" / "parse" / "error_sparse_pattern.co"
     errs = check_errors(path.read_text(), str(path))
     assert errs and "only 2:4 structured sparsity" in errs[0].message
+
+
+def test_a_loop_over_k_chunks_is_one_dot() -> None:
+    """sp_bf16_chunks' ``foreach kk in [4]`` over chunks of A, B and the metadata: one dot of the tiles."""
+    code = kernel_code(translate_full(PROGRAM.read_text(), filename=str(PROGRAM)).source, "sp_bf16_chunks_k0")
+    assert code.count("tl.dot(") == 1 and "forkkin" not in code, code  # (canonical: no spaces)
