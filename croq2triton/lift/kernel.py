@@ -1082,14 +1082,12 @@ def lift_kernel(top: A.Parallel, name: str, host: HostScope, src_name: str, opti
 
 def first_unlowerable(top: A.Parallel) -> None:
     """:class:`Unlowerable` at the first construct of ``top`` that no lifting translates (LANGUAGE.md
-    9.5: C++ and asm statements, 2:4 sparse MMAs and copies), before any other lifting is tried: the
+    9.5: C++ and asm statements, 2:4 sparse copies), before any other lifting is tried: the
     refusal names it, not a form met earlier that the kernel's lifting would otherwise have had to
     take."""
     for n in top.walk():
         if isinstance(n, (A.Cpp, A.Asm)):
             raise Unlowerable(STATEMENTS.get(type(n).__name__, "{}").format(describe(n)), n)
-        if isinstance(n, A.MmaOp) and n.variant == "sp":
-            raise Unlowerable("2:4 sparse MMAs ('mma.*.sp')", n)
         if isinstance(n, A.DmaStmt) and any(a.name == "sp" for a in n.attrs):
             raise Unlowerable("2:4 sparse copies ('.sp')", n)
 

@@ -17,9 +17,12 @@ of chunks that partition K, both operands at the same chunk: their sum is the pr
 tiles (the sum over k reassociated, as a tensor-core dot does anyway), which is what it is lifted
 to; Triton cannot take a chunk of a register tile at a run-time offset.
 
+A 2:4 sparse MMA (``mma.row.L2.sp acc, a, b, meta``) multiplies the dense tile of its compressed
+``a`` (lift/sparse.py), its metadata chunked along K with ``a`` in such a loop.
+
 Accumulators of more than one unit (``parallel wg by 2 : group-4`` each with its own tile), sparse
-MMA, the split ``mma.scale`` and operands that are other parts of a buffer raise
-:class:`NotLifted`.
+MMAs without metadata or with A stored ``[K, M]``, the split ``mma.scale`` and operands that are
+other parts of a buffer raise :class:`NotLifted`.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from .checks import mma_types, size_text
 from .host import ir_type
 from .notlifted import NotLifted
 from .parts import select_chunk
+from .sparse import INDEX_BITS, dense_tile, packed_per_element
 from .terms import Bounded, Region, const_int, unparen
 
 # operand element types of tl.dot, and the accumulators each may add into
@@ -331,14 +335,58 @@ class Mmas:
 
     def mma_op(self, s: A.MmaOp) -> None:
         self.single_unit(s)
-        if s.variant not in ("", "async", "scale"):
-            what = "2:4 sparse MMAs ('mma.*.sp')" if s.variant == "sp" else f"an 'mma.{s.variant}' MMA"
-            raise NotLifted(what, s)
+        if s.variant not in ("", "async", "scale", "sp"):
+            raise NotLifted(f"an 'mma.{s.variant}' MMA", s)
         a, b = self.operand(s.a, s), self.operand(s.b, s)
         scales = [self.scale_of(x) for x in s.extra] if s.variant == "scale" else []
         if s.variant == "scale" and len(scales) != 2:
             raise NotLifted("a block-scaled MMA without its two scales", s)
-        self.mma(s, a, b, scales)
+        self.mma(s, a, b, scales, self.sparse_meta(s))
+
+    def sparse_meta(self, s: A.MmaOp) -> Place | TileBuffer | None:
+        """The metadata operand of a 2:4 sparse MMA (None for any other MMA)."""
+        if s.variant != "sp":
+            return None
+        if len(s.extra) != 1:
+            raise NotLifted("a 2:4 sparse MMA without its metadata operand ('mma.row.row.sp acc, a, b, meta')", s)
+        return self.operand(s.extra[0], s)
+
+    def sparse_operand(
+        self, s: A.MmaOp, a_k: int, ta: E.Expr, a_ext: tuple[E.Expr, E.Expr], meta: Place | TileBuffer
+    ) -> tuple[E.Expr, tuple[E.Expr, E.Expr]]:
+        """The dense tile and extents of the compressed A operand of ``s`` (lift/sparse.py)."""
+        if a_k != 1:
+            raise NotLifted("a 2:4 sparse MMA whose A operand is stored [K, M] ('mma.col.*.sp')", s)
+        tm, m_ext, m_elem, m_units = self.dot_tile(meta, 1, s)
+        if any(u is not None for u in m_units):
+            raise NotLifted("sparse metadata that each unit picks a part of", s)
+        meta_text = _spelled(s.extra[0])
+        if m_elem not in INDEX_BITS:
+            raise CroqSemanticError(
+                f"the metadata '{meta_text}' of a 2:4 sparse MMA is {m_elem}: it holds 2-bit indices",
+                s.extra[0].span or s.span,
+                "give the metadata as an unsigned integer tensor (u8, or u32), as the host encodes it",
+            )
+        rows, packed_k, meta_k = const_int(a_ext[0]), const_int(a_ext[1]), const_int(m_ext[1])
+        if rows is None or packed_k is None or meta_k is None:
+            raise NotLifted("a 2:4 sparse MMA on operands of run-time extent", s)
+        per = packed_per_element(packed_k, meta_k, m_elem)
+        if const_int(m_ext[0]) != rows or per is None:
+            raise CroqSemanticError(
+                f"2:4 sparse MMA: '{_spelled(s.a)}' is [{rows}, {packed_k}] (kept values of {2 * packed_k}"
+                f" K positions), its metadata '{meta_text}' [{size_text(m_ext[0])}, {meta_k}] of {m_elem}"
+                " does not index them",
+                s.extra[0].span or s.span,
+                f"the metadata has A's rows, and a {m_elem} holds the 2-bit positions of 2 to "
+                f"{INDEX_BITS[m_elem] // 2} kept values (a power of two): u8 metadata [M, K / 8] for A"
+                " [M, K / 2] (docs/mma.md)",
+            )
+        shapes = (ta.shape, tm.shape)
+        if not all(isinstance(n, int) for sh in shapes for n in sh) or ta.shape[1] != per * tm.shape[1]:
+            raise NotLifted("a 2:4 sparse MMA whose operand tiles are padded unlike its metadata", s)
+        base = _spelled(s.a).split(".")[0]
+        dense = dense_tile(ta, tm, per, lambda e, what: self.named(e, f"{base}_{what}", s))
+        return dense, (a_ext[0], E.fold(E.Bin("*", a_ext[1], E.Const(2))))
 
     def operand(self, e: A.Expr, node: A.Node) -> Place | TileBuffer:
         name = unparen(e)
@@ -348,18 +396,29 @@ class Mmas:
                 return v
         return self.place(e)  # type: ignore[no-any-return]
 
-    def mma(self, s: A.MmaOp, a: Place | TileBuffer, b: Place | TileBuffer, scales: list[Place | Value]) -> None:
-        """``acc += a x b`` (LANGUAGE.md 7.9's table), times the scales of a block-scaled MMA."""
+    def mma(
+        self,
+        s: A.MmaOp,
+        a: Place | TileBuffer,
+        b: Place | TileBuffer,
+        scales: list[Place | Value],
+        meta: Place | TileBuffer | None = None,
+    ) -> None:
+        """``acc += a x b`` (LANGUAGE.md 7.9's table), times the scales of a block-scaled MMA; ``a``
+        compressed by ``meta`` where the MMA is 2:4 sparse (lift/sparse.py)."""
         a_k, b_k = (1 if s.layout[0] == "row" else 0), (1 if s.layout[1] == "row" else 0)
         ta, a_ext, a_elem, a_units = self.dot_tile(a, a_k, s)
+        if meta is not None:
+            ta, a_ext = self.sparse_operand(s, a_k, ta, a_ext, meta)
         tb, b_ext, b_elem, b_units = self.dot_tile(b, b_k, s)
         if a_units[a_k] is not None or b_units[b_k] is not None:
             raise NotLifted("an MMA whose units split K (each unit adds its own part)", s)
         if not E.same(a_ext[a_k], b_ext[b_k]):
             ka, kb = const_int(a_ext[a_k]), const_int(b_ext[b_k])
             error = CroqSemanticError if ka is not None and kb is not None else CroqLoweringError  # both known
+            dense = " (twice its kept values: 2:4 sparse)" if meta is not None else ""
             raise error(
-                f"MMA operands disagree on K: '{_spelled(s.a)}' has K = {size_text(a_ext[a_k])}, "
+                f"MMA operands disagree on K: '{_spelled(s.a)}' has K = {size_text(a_ext[a_k])}{dense}, "
                 f"'{_spelled(s.b)}' has K = {size_text(b_ext[b_k])}",
                 s.span,
                 "K is an operand's last dimension where its layout says 'row', its first where 'col'"
@@ -846,7 +905,7 @@ class Mmas:
         assert trips is not None
         j = E.Var(self.fresh(f"{c.name}_chunk"), "i32", lo=0, hi=trips - 1)
         self.scopes.append({c.name: Bounded(j, c.extent)} if c.name != "_" else {})
-        ops: list[tuple[A.MmaOp, Place | TileBuffer, Place | TileBuffer, list[Place | Value]]] = []
+        ops: list[tuple[A.MmaOp, Place | TileBuffer, Place | TileBuffer, list[Place | Value], Place | None]] = []
         try:
             for x in stmts:
                 if isinstance(x, A.PBy):  # a single unit inside the loop: its index is 0
@@ -863,24 +922,27 @@ class Mmas:
                     self.scopes[-1][x.target.name] = self.place(x.value)  # type: ignore[attr-defined]
                 else:
                     assert isinstance(x, A.MmaOp)
-                    if x.variant not in ("", "scale") or x.result is not None:
+                    if x.variant not in ("", "scale", "sp") or x.result is not None:
                         return False
                     a_k, b_k = (1 if x.layout[0] == "row" else 0), (1 if x.layout[1] == "row" else 0)
                     a, b = self.operand(x.a, x), self.operand(x.b, x)
                     chunk_a, chunk_b = _chunk(a, a_k, j, trips), _chunk(b, b_k, j, trips)
                     scales = [self.scale_of(y) for y in x.extra] if x.variant == "scale" else []
-                    if chunk_a is None or chunk_b is None or chunk_a[1] != chunk_b[1]:
+                    meta = self.sparse_meta(x)
+                    # (a 2:4 sparse A holds half of its chunk of K; its metadata is chunked with it)
+                    chunk_m = _chunk(meta, a_k, j, trips) if meta is not None else None
+                    if chunk_a is None or chunk_b is None or chunk_a[1] * (2 if meta else 1) != chunk_b[1]:
                         return False
-                    if any(_depends(p, j) for p in scales):
+                    if (meta is not None and chunk_m is None) or any(_depends(p, j) for p in scales):
                         return False
-                    ops.append((x, chunk_a[0], chunk_b[0], scales))
+                    ops.append((x, chunk_a[0], chunk_b[0], scales, chunk_m[0] if chunk_m else None))
         except NotLifted:
             return False
         finally:
             self.scopes.pop()
-        for x, a, b, scales in ops:
+        for x, a, b, scales, meta in ops:
             self.single_unit(x)
-            self.mma(x, a, b, scales)
+            self.mma(x, a, b, scales, meta)
         return True
 
     def source_nodes(self) -> Iterator[A.Node]:

@@ -38,7 +38,7 @@ class NotLifted(Exception):
 
 class Unlowerable(NotLifted):
     """A construct with no Triton form whatever the lifting (LANGUAGE.md 9.5: calls into C++ code
-    here; C++ and asm statements, 2:4 sparse MMAs and copies as lift/kernel.py first_unlowerable
+    here; C++ and asm statements, 2:4 sparse copies as lift/kernel.py first_unlowerable
     finds them): no other way of lifting the kernel (its units unrolled, its fragments per thread)
     is tried, so that the refusal names this construct rather than why a fallback did not fit."""
 

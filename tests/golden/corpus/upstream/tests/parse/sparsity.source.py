@@ -68,14 +68,19 @@ def sparse_dma(input, *, _launch=None):
 
 @_rt.launcher
 def sparse_mma(a, b, *, _launch=None):
-    """Not translated: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')."""
+    """Not translated: croq2triton does not translate a 2:4 sparse MMA without its metadata operand ('mma.row.row.sp
+    acc, a, b, meta').
+    """
     raise _rt.not_translated(
         "sparse_mma",
         "corpus/upstream/tests/parse/sparsity.co",
         35,
         7,
         32,
-        "croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')",
+        (
+            "croq2triton does not translate a 2:4 sparse MMA without its metadata operand ('mma.row.row.sp acc, "
+            "a, b, meta')"
+        ),
         "the README's 'What does not translate' lists the forms croq2triton refuses",
     )
 

@@ -53,117 +53,1210 @@ def _oob_fill(x, mask):
     return y
 
 
+@triton.jit
+def matmul_f16_n32_k64_k0(
+    lhs_packed_ptr,
+    lhs_packed_stride_0,
+    lhs_packed_stride_1,
+    lhs_packed_desc_64x32,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
+    rhs_desc_32x64,
+    lhs_meta_ptr,
+    lhs_meta_stride_0,
+    lhs_meta_stride_1,
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    TMA_LHS_PACKED_64X32: tl.constexpr,
+    TMA_RHS_32X64: tl.constexpr,
+):
+    """The block-level parallel at gemm_sp.co:104: one program per block, one lane per thread."""
+    block_m = tl.program_id(0)  # gemm_sp.co:104
+    block_n = tl.program_id(1)
+    rows = tl.arange(0, 64)[:, None]  # gemm_sp.co:107
+    cols = tl.arange(0, 32)[None, :]
+    rows_2 = tl.arange(0, 32)[:, None]  # gemm_sp.co:108
+    cols_2 = tl.arange(0, 64)[None, :]
+    cols_3 = tl.arange(0, 8)[None, :]  # gemm_sp.co:109
+    mc = tl.zeros([64, 32], tl.float32)  # gemm_sp.co:105
+    for iv_k in range(0, 1):  # gemm_sp.co:106
+        offs = block_m * 64 + rows  # gemm_sp.co:107
+        offs_2 = iv_k * 32 + cols
+        if TMA_LHS_PACKED_64X32:
+            lhs_load_s = lhs_packed_desc_64x32.load([block_m * 64, iv_k * 32])
+        else:
+            lhs_load_s = tl.load(lhs_packed_ptr + offs * lhs_packed_stride_0 + offs_2 * lhs_packed_stride_1)
+        offs_3 = block_n * 32 + rows_2  # gemm_sp.co:108
+        offs_4 = iv_k * 64 + cols_2
+        if TMA_RHS_32X64:
+            rhs_load_s = rhs_desc_32x64.load([block_n * 32, iv_k * 64])
+        else:
+            rhs_load_s = tl.load(rhs_ptr + offs_3 * rhs_stride_0 + offs_4 * rhs_stride_1)
+        offs_5 = iv_k * 8 + cols_3  # gemm_sp.co:109
+        lhs_load_s_mdata = tl.load(lhs_meta_ptr + offs * lhs_meta_stride_0 + offs_5 * lhs_meta_stride_1)
+        ma_kept_at = tl.reshape(
+            lhs_load_s_mdata[:, :, None].to(tl.int32) >> tl.arange(0, 4)[None, None, :] * 2 & 3, [64, 16, 2]
+        )  # gemm_sp.co:115
+        ma_kept = tl.reshape(lhs_load_s, [64, 16, 2])
+        ma_dense = tl.reshape(
+            tl.where(
+                tl.split(ma_kept_at)[0][:, :, None] == tl.arange(0, 4)[None, None, :],
+                tl.split(ma_kept)[0][:, :, None],
+                tl.where(
+                    tl.split(ma_kept_at)[1][:, :, None] == tl.arange(0, 4)[None, None, :],
+                    tl.split(ma_kept)[1][:, :, None],
+                    tl.zeros([64, 16, 4], tl.float16),
+                ),
+            ),
+            [64, 64],
+        )
+        mc = tl.dot(ma_dense, tl.trans(rhs_load_s), mc)
+    offs_6 = block_m * 64 + rows  # gemm_sp.co:119
+    offs_7 = block_n * 32 + cols
+    tl.store(output_ptr + offs_6 * output_stride_0 + offs_7 * output_stride_1, mc)
+
+
+_FN["matmul_f16_n32_k64"] = _rt.Fn(
+    "matmul_f16_n32_k64", _CO_FILE, 101, {"lhs_packed": (101, 32, 55), "lhs_meta": (101, 57, 76), "rhs": (101, 78, 94)}
+)
+
+
 @_rt.launcher
 def matmul_f16_n32_k64(lhs_packed, lhs_meta, rhs, *, _launch=None):
-    """Not translated: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')."""
-    raise _rt.not_translated(
-        "matmul_f16_n32_k64",
-        "corpus/upstream/tests/gpu/end2end/gemm_sp.co",
-        115,
-        11,
-        40,
-        "croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')",
-        "the README's 'What does not translate' lists the forms croq2triton refuses",
+    """matmul_f16_n32_k64(f16 [64, 32] lhs_packed, u8 [64, 8] lhs_meta, f16 [32,
+    64] rhs) -> auto; from gemm_sp.co:101.
+    """
+    _F = _FN["matmul_f16_n32_k64"]
+    _launch = _launch or _rt.launch
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs_packed)) is not None
+        and lhs_packed.dtype is torch.float16
+        and lhs_packed.dim() == 2
+        and lhs_packed.shape[0] == 64
+        and lhs_packed.shape[1] == 32
+        and type(lhs_meta) in _rt.PLAIN
+        and lhs_meta.device == _dev
+        and lhs_meta.dtype is torch.uint8
+        and lhs_meta.dim() == 2
+        and lhs_meta.shape[0] == 64
+        and lhs_meta.shape[1] == 8
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 32
+        and rhs.shape[1] == 64
+    ):  # gemm_sp.co:101
+        _dev = _rt.pick_device(_F, {"lhs_packed": lhs_packed, "lhs_meta": lhs_meta, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs_packed = _rt.tensor_arg(_F, "lhs_packed", lhs_packed, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs_packed", lhs_packed, 0, 64)
+        _rt.fixed_dim(_F, "lhs_packed", lhs_packed, 1, 32)
+        lhs_meta = _rt.tensor_arg(_F, "lhs_meta", lhs_meta, torch.uint8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs_meta", lhs_meta, 0, 64)
+        _rt.fixed_dim(_F, "lhs_meta", lhs_meta, 1, 8)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 32)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
+    output = _rt.alloc(_F, (64, 32), torch.float32, _dev, 0.0)  # gemm_sp.co:102
+    # gemm_sp.co:104
+    _matmul_f16_n32_k64_k0_TMA_LHS_PACKED_64X32 = _rt.tma_ok(_F, "lhs_packed", lhs_packed, (64, 32), (64, 32), "loads")
+    _matmul_f16_n32_k64_k0_lhs_packed_desc_64x32 = _rt.tma_desc(
+        lhs_packed, (64, 32), _matmul_f16_n32_k64_k0_TMA_LHS_PACKED_64X32, _OOB_PADDING
     )
+    _matmul_f16_n32_k64_k0_TMA_RHS_32X64 = _rt.tma_ok(_F, "rhs", rhs, (32, 64), (32, 64), "loads")
+    _matmul_f16_n32_k64_k0_rhs_desc_32x64 = _rt.tma_desc(
+        rhs, (32, 64), _matmul_f16_n32_k64_k0_TMA_RHS_32X64, _OOB_PADDING
+    )
+    _launch(
+        matmul_f16_n32_k64_k0,
+        (1, 1),
+        [
+            lhs_packed,
+            lhs_packed.stride()[0],
+            lhs_packed.stride()[1],
+            _matmul_f16_n32_k64_k0_lhs_packed_desc_64x32,
+            rhs,
+            rhs.stride()[0],
+            rhs.stride()[1],
+            _matmul_f16_n32_k64_k0_rhs_desc_32x64,
+            lhs_meta,
+            lhs_meta.stride()[0],
+            lhs_meta.stride()[1],
+            output,
+            output.stride()[0],
+            output.stride()[1],
+        ],
+        dict(
+            TMA_LHS_PACKED_64X32=_matmul_f16_n32_k64_k0_TMA_LHS_PACKED_64X32,
+            TMA_RHS_32X64=_matmul_f16_n32_k64_k0_TMA_RHS_32X64,
+            num_warps=1,
+        ),
+    )
+    return output  # gemm_sp.co:121
+
+
+@triton.jit
+def matmul_f16_n32_k32_k0(
+    lhs_packed_ptr,
+    lhs_packed_stride_0,
+    lhs_packed_stride_1,
+    lhs_packed_desc_64x16,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
+    rhs_desc_32x32,
+    lhs_meta_ptr,
+    lhs_meta_stride_0,
+    lhs_meta_stride_1,
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    TMA_LHS_PACKED_64X16: tl.constexpr,
+    TMA_RHS_32X32: tl.constexpr,
+):
+    """The block-level parallel at gemm_sp.co:128: one program per block, one lane per thread."""
+    block_m = tl.program_id(0)  # gemm_sp.co:128
+    block_n = tl.program_id(1)
+    rows = tl.arange(0, 64)[:, None]  # gemm_sp.co:131
+    cols = tl.arange(0, 16)[None, :]
+    rows_2 = tl.arange(0, 32)[:, None]  # gemm_sp.co:132
+    cols_2 = tl.arange(0, 32)[None, :]
+    cols_3 = tl.arange(0, 4)[None, :]  # gemm_sp.co:133
+    mc = tl.zeros([64, 32], tl.float32)  # gemm_sp.co:129
+    for iv_k in range(0, 1):  # gemm_sp.co:130
+        offs = block_m * 64 + rows  # gemm_sp.co:131
+        offs_2 = iv_k * 16 + cols
+        if TMA_LHS_PACKED_64X16:
+            lhs_load_s = lhs_packed_desc_64x16.load([block_m * 64, iv_k * 16])
+        else:
+            lhs_load_s = tl.load(lhs_packed_ptr + offs * lhs_packed_stride_0 + offs_2 * lhs_packed_stride_1)
+        offs_3 = block_n * 32 + rows_2  # gemm_sp.co:132
+        offs_4 = iv_k * 32 + cols_2
+        if TMA_RHS_32X32:
+            rhs_load_s = rhs_desc_32x32.load([block_n * 32, iv_k * 32])
+        else:
+            rhs_load_s = tl.load(rhs_ptr + offs_3 * rhs_stride_0 + offs_4 * rhs_stride_1)
+        offs_5 = iv_k * 4 + cols_3  # gemm_sp.co:133
+        lhs_load_s_mdata = tl.load(lhs_meta_ptr + offs * lhs_meta_stride_0 + offs_5 * lhs_meta_stride_1)
+        ma_kept_at = tl.reshape(
+            lhs_load_s_mdata[:, :, None].to(tl.int32) >> tl.arange(0, 4)[None, None, :] * 2 & 3, [64, 8, 2]
+        )  # gemm_sp.co:139
+        ma_kept = tl.reshape(lhs_load_s, [64, 8, 2])
+        ma_dense = tl.reshape(
+            tl.where(
+                tl.split(ma_kept_at)[0][:, :, None] == tl.arange(0, 4)[None, None, :],
+                tl.split(ma_kept)[0][:, :, None],
+                tl.where(
+                    tl.split(ma_kept_at)[1][:, :, None] == tl.arange(0, 4)[None, None, :],
+                    tl.split(ma_kept)[1][:, :, None],
+                    tl.zeros([64, 8, 4], tl.float16),
+                ),
+            ),
+            [64, 32],
+        )
+        mc = tl.dot(ma_dense, tl.trans(rhs_load_s), mc)
+    offs_6 = block_m * 64 + rows  # gemm_sp.co:143
+    offs_7 = block_n * 32 + cols_2
+    tl.store(output_ptr + offs_6 * output_stride_0 + offs_7 * output_stride_1, mc)
+
+
+_FN["matmul_f16_n32_k32"] = _rt.Fn(
+    "matmul_f16_n32_k32", _CO_FILE, 125, {"lhs_packed": (125, 32, 55), "lhs_meta": (125, 57, 76), "rhs": (125, 78, 94)}
+)
 
 
 @_rt.launcher
 def matmul_f16_n32_k32(lhs_packed, lhs_meta, rhs, *, _launch=None):
-    """Not translated: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')."""
-    raise _rt.not_translated(
-        "matmul_f16_n32_k32",
-        "corpus/upstream/tests/gpu/end2end/gemm_sp.co",
-        139,
-        11,
-        40,
-        "croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')",
-        "the README's 'What does not translate' lists the forms croq2triton refuses",
+    """matmul_f16_n32_k32(f16 [64, 16] lhs_packed, u8 [64, 4] lhs_meta, f16 [32,
+    32] rhs) -> auto; from gemm_sp.co:125.
+    """
+    _F = _FN["matmul_f16_n32_k32"]
+    _launch = _launch or _rt.launch
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs_packed)) is not None
+        and lhs_packed.dtype is torch.float16
+        and lhs_packed.dim() == 2
+        and lhs_packed.shape[0] == 64
+        and lhs_packed.shape[1] == 16
+        and type(lhs_meta) in _rt.PLAIN
+        and lhs_meta.device == _dev
+        and lhs_meta.dtype is torch.uint8
+        and lhs_meta.dim() == 2
+        and lhs_meta.shape[0] == 64
+        and lhs_meta.shape[1] == 4
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 32
+        and rhs.shape[1] == 32
+    ):  # gemm_sp.co:125
+        _dev = _rt.pick_device(_F, {"lhs_packed": lhs_packed, "lhs_meta": lhs_meta, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs_packed = _rt.tensor_arg(_F, "lhs_packed", lhs_packed, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs_packed", lhs_packed, 0, 64)
+        _rt.fixed_dim(_F, "lhs_packed", lhs_packed, 1, 16)
+        lhs_meta = _rt.tensor_arg(_F, "lhs_meta", lhs_meta, torch.uint8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs_meta", lhs_meta, 0, 64)
+        _rt.fixed_dim(_F, "lhs_meta", lhs_meta, 1, 4)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 32)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 32)
+    output = _rt.alloc(_F, (64, 32), torch.float32, _dev, 0.0)  # gemm_sp.co:126
+    # gemm_sp.co:128
+    _matmul_f16_n32_k32_k0_TMA_LHS_PACKED_64X16 = _rt.tma_ok(_F, "lhs_packed", lhs_packed, (64, 16), (64, 16), "loads")
+    _matmul_f16_n32_k32_k0_lhs_packed_desc_64x16 = _rt.tma_desc(
+        lhs_packed, (64, 16), _matmul_f16_n32_k32_k0_TMA_LHS_PACKED_64X16, _OOB_PADDING
     )
+    _matmul_f16_n32_k32_k0_TMA_RHS_32X32 = _rt.tma_ok(_F, "rhs", rhs, (32, 32), (32, 32), "loads")
+    _matmul_f16_n32_k32_k0_rhs_desc_32x32 = _rt.tma_desc(
+        rhs, (32, 32), _matmul_f16_n32_k32_k0_TMA_RHS_32X32, _OOB_PADDING
+    )
+    _launch(
+        matmul_f16_n32_k32_k0,
+        (1, 1),
+        [
+            lhs_packed,
+            lhs_packed.stride()[0],
+            lhs_packed.stride()[1],
+            _matmul_f16_n32_k32_k0_lhs_packed_desc_64x16,
+            rhs,
+            rhs.stride()[0],
+            rhs.stride()[1],
+            _matmul_f16_n32_k32_k0_rhs_desc_32x32,
+            lhs_meta,
+            lhs_meta.stride()[0],
+            lhs_meta.stride()[1],
+            output,
+            output.stride()[0],
+            output.stride()[1],
+        ],
+        dict(
+            TMA_LHS_PACKED_64X16=_matmul_f16_n32_k32_k0_TMA_LHS_PACKED_64X16,
+            TMA_RHS_32X32=_matmul_f16_n32_k32_k0_TMA_RHS_32X32,
+            num_warps=1,
+        ),
+    )
+    return output  # gemm_sp.co:145
+
+
+@triton.jit
+def matmul_fp8_n32_k0(
+    lhs_packed_ptr,
+    lhs_packed_stride_0,
+    lhs_packed_stride_1,
+    lhs_packed_desc_64x32,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
+    rhs_desc_32x64,
+    lhs_meta_ptr,
+    lhs_meta_stride_0,
+    lhs_meta_stride_1,
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    TMA_LHS_PACKED_64X32: tl.constexpr,
+    TMA_RHS_32X64: tl.constexpr,
+):
+    """The block-level parallel at gemm_sp.co:152: one program per block, one lane per thread."""
+    block_m = tl.program_id(0)  # gemm_sp.co:152
+    block_n = tl.program_id(1)
+    rows = tl.arange(0, 64)[:, None]  # gemm_sp.co:155
+    cols = tl.arange(0, 32)[None, :]
+    rows_2 = tl.arange(0, 32)[:, None]  # gemm_sp.co:156
+    cols_2 = tl.arange(0, 64)[None, :]
+    cols_3 = tl.arange(0, 8)[None, :]  # gemm_sp.co:157
+    mc = tl.zeros([64, 32], tl.float32)  # gemm_sp.co:153
+    for iv_k in range(0, 1):  # gemm_sp.co:154
+        offs = block_m * 64 + rows  # gemm_sp.co:155
+        offs_2 = iv_k * 32 + cols
+        if TMA_LHS_PACKED_64X32:
+            lhs_load_s = lhs_packed_desc_64x32.load([block_m * 64, iv_k * 32])
+        else:
+            lhs_load_s = tl.load(lhs_packed_ptr + offs * lhs_packed_stride_0 + offs_2 * lhs_packed_stride_1)
+        offs_3 = block_n * 32 + rows_2  # gemm_sp.co:156
+        offs_4 = iv_k * 64 + cols_2
+        if TMA_RHS_32X64:
+            rhs_load_s = rhs_desc_32x64.load([block_n * 32, iv_k * 64])
+        else:
+            rhs_load_s = tl.load(rhs_ptr + offs_3 * rhs_stride_0 + offs_4 * rhs_stride_1)
+        offs_5 = iv_k * 8 + cols_3  # gemm_sp.co:157
+        lhs_load_s_mdata = tl.load(lhs_meta_ptr + offs * lhs_meta_stride_0 + offs_5 * lhs_meta_stride_1)
+        ma_kept_at = tl.reshape(
+            lhs_load_s_mdata[:, :, None].to(tl.int32) >> tl.arange(0, 4)[None, None, :] * 2 & 3, [64, 16, 2]
+        )  # gemm_sp.co:163
+        ma_kept = tl.reshape(lhs_load_s, [64, 16, 2])
+        ma_dense = tl.reshape(
+            tl.where(
+                tl.split(ma_kept_at)[0][:, :, None] == tl.arange(0, 4)[None, None, :],
+                tl.split(ma_kept)[0][:, :, None],
+                tl.where(
+                    tl.split(ma_kept_at)[1][:, :, None] == tl.arange(0, 4)[None, None, :],
+                    tl.split(ma_kept)[1][:, :, None],
+                    tl.zeros([64, 16, 4], tl.float8e4nv),
+                ),
+            ),
+            [64, 64],
+        )
+        mc = tl.dot(ma_dense, tl.trans(rhs_load_s), mc)
+    offs_6 = block_m * 64 + rows  # gemm_sp.co:167
+    offs_7 = block_n * 32 + cols
+    tl.store(output_ptr + offs_6 * output_stride_0 + offs_7 * output_stride_1, mc)
+
+
+_FN["matmul_fp8_n32"] = _rt.Fn(
+    "matmul_fp8_n32", _CO_FILE, 149, {"lhs_packed": (149, 28, 55), "lhs_meta": (149, 57, 76), "rhs": (149, 78, 98)}
+)
 
 
 @_rt.launcher
 def matmul_fp8_n32(lhs_packed, lhs_meta, rhs, *, _launch=None):
-    """Not translated: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')."""
-    raise _rt.not_translated(
-        "matmul_fp8_n32",
-        "corpus/upstream/tests/gpu/end2end/gemm_sp.co",
-        163,
-        11,
-        40,
-        "croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')",
-        "the README's 'What does not translate' lists the forms croq2triton refuses",
+    """matmul_fp8_n32(f8_e4m3 [64, 32] lhs_packed, u8 [64, 8] lhs_meta, f8_e4m3 [32, 64] rhs) -> auto; from
+    gemm_sp.co:149.
+    """
+    _F = _FN["matmul_fp8_n32"]
+    _launch = _launch or _rt.launch
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs_packed)) is not None
+        and lhs_packed.dtype is torch.float8_e4m3fn
+        and lhs_packed.dim() == 2
+        and lhs_packed.shape[0] == 64
+        and lhs_packed.shape[1] == 32
+        and type(lhs_meta) in _rt.PLAIN
+        and lhs_meta.device == _dev
+        and lhs_meta.dtype is torch.uint8
+        and lhs_meta.dim() == 2
+        and lhs_meta.shape[0] == 64
+        and lhs_meta.shape[1] == 8
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float8_e4m3fn
+        and rhs.dim() == 2
+        and rhs.shape[0] == 32
+        and rhs.shape[1] == 64
+    ):  # gemm_sp.co:149
+        _dev = _rt.pick_device(_F, {"lhs_packed": lhs_packed, "lhs_meta": lhs_meta, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs_packed = _rt.tensor_arg(_F, "lhs_packed", lhs_packed, torch.float8_e4m3fn, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs_packed", lhs_packed, 0, 64)
+        _rt.fixed_dim(_F, "lhs_packed", lhs_packed, 1, 32)
+        lhs_meta = _rt.tensor_arg(_F, "lhs_meta", lhs_meta, torch.uint8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs_meta", lhs_meta, 0, 64)
+        _rt.fixed_dim(_F, "lhs_meta", lhs_meta, 1, 8)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float8_e4m3fn, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 32)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
+    output = _rt.alloc(_F, (64, 32), torch.float32, _dev, 0.0)  # gemm_sp.co:150
+    # gemm_sp.co:152
+    _matmul_fp8_n32_k0_TMA_LHS_PACKED_64X32 = _rt.tma_ok(_F, "lhs_packed", lhs_packed, (64, 32), (64, 32), "loads")
+    _matmul_fp8_n32_k0_lhs_packed_desc_64x32 = _rt.tma_desc(
+        lhs_packed, (64, 32), _matmul_fp8_n32_k0_TMA_LHS_PACKED_64X32, _OOB_PADDING
     )
+    _matmul_fp8_n32_k0_TMA_RHS_32X64 = _rt.tma_ok(_F, "rhs", rhs, (32, 64), (32, 64), "loads")
+    _matmul_fp8_n32_k0_rhs_desc_32x64 = _rt.tma_desc(rhs, (32, 64), _matmul_fp8_n32_k0_TMA_RHS_32X64, _OOB_PADDING)
+    _launch(
+        matmul_fp8_n32_k0,
+        (1, 1),
+        [
+            lhs_packed,
+            lhs_packed.stride()[0],
+            lhs_packed.stride()[1],
+            _matmul_fp8_n32_k0_lhs_packed_desc_64x32,
+            rhs,
+            rhs.stride()[0],
+            rhs.stride()[1],
+            _matmul_fp8_n32_k0_rhs_desc_32x64,
+            lhs_meta,
+            lhs_meta.stride()[0],
+            lhs_meta.stride()[1],
+            output,
+            output.stride()[0],
+            output.stride()[1],
+        ],
+        dict(
+            TMA_LHS_PACKED_64X32=_matmul_fp8_n32_k0_TMA_LHS_PACKED_64X32,
+            TMA_RHS_32X64=_matmul_fp8_n32_k0_TMA_RHS_32X64,
+            num_warps=1,
+        ),
+    )
+    return output  # gemm_sp.co:169
+
+
+@triton.jit
+def matmul_fp8_n64_k0(
+    lhs_packed_ptr,
+    lhs_packed_stride_0,
+    lhs_packed_stride_1,
+    lhs_packed_desc_64x32,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
+    rhs_desc_64x64,
+    lhs_meta_ptr,
+    lhs_meta_stride_0,
+    lhs_meta_stride_1,
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    TMA_LHS_PACKED_64X32: tl.constexpr,
+    TMA_RHS_64X64: tl.constexpr,
+):
+    """The block-level parallel at gemm_sp.co:176: one program per block, one lane per thread."""
+    block_m = tl.program_id(0)  # gemm_sp.co:176
+    block_n = tl.program_id(1)
+    rows = tl.arange(0, 64)[:, None]  # gemm_sp.co:179
+    cols = tl.arange(0, 32)[None, :]
+    cols_2 = tl.arange(0, 64)[None, :]  # gemm_sp.co:180
+    cols_3 = tl.arange(0, 8)[None, :]  # gemm_sp.co:181
+    mc = tl.zeros([64, 64], tl.float32)  # gemm_sp.co:177
+    for iv_k in range(0, 1):  # gemm_sp.co:178
+        offs = block_m * 64 + rows  # gemm_sp.co:179
+        offs_2 = iv_k * 32 + cols
+        if TMA_LHS_PACKED_64X32:
+            lhs_load_s = lhs_packed_desc_64x32.load([block_m * 64, iv_k * 32])
+        else:
+            lhs_load_s = tl.load(lhs_packed_ptr + offs * lhs_packed_stride_0 + offs_2 * lhs_packed_stride_1)
+        offs_3 = block_n * 64 + rows  # gemm_sp.co:180
+        offs_4 = iv_k * 64 + cols_2
+        if TMA_RHS_64X64:
+            rhs_load_s = rhs_desc_64x64.load([block_n * 64, iv_k * 64])
+        else:
+            rhs_load_s = tl.load(rhs_ptr + offs_3 * rhs_stride_0 + offs_4 * rhs_stride_1)
+        offs_5 = iv_k * 8 + cols_3  # gemm_sp.co:181
+        lhs_load_s_mdata = tl.load(lhs_meta_ptr + offs * lhs_meta_stride_0 + offs_5 * lhs_meta_stride_1)
+        ma_kept_at = tl.reshape(
+            lhs_load_s_mdata[:, :, None].to(tl.int32) >> tl.arange(0, 4)[None, None, :] * 2 & 3, [64, 16, 2]
+        )  # gemm_sp.co:187
+        ma_kept = tl.reshape(lhs_load_s, [64, 16, 2])
+        ma_dense = tl.reshape(
+            tl.where(
+                tl.split(ma_kept_at)[0][:, :, None] == tl.arange(0, 4)[None, None, :],
+                tl.split(ma_kept)[0][:, :, None],
+                tl.where(
+                    tl.split(ma_kept_at)[1][:, :, None] == tl.arange(0, 4)[None, None, :],
+                    tl.split(ma_kept)[1][:, :, None],
+                    tl.zeros([64, 16, 4], tl.float8e4nv),
+                ),
+            ),
+            [64, 64],
+        )
+        mc = tl.dot(ma_dense, tl.trans(rhs_load_s), mc)
+    offs_6 = block_m * 64 + rows  # gemm_sp.co:191
+    offs_7 = block_n * 64 + cols_2
+    tl.store(output_ptr + offs_6 * output_stride_0 + offs_7 * output_stride_1, mc)
+
+
+_FN["matmul_fp8_n64"] = _rt.Fn(
+    "matmul_fp8_n64", _CO_FILE, 173, {"lhs_packed": (173, 28, 55), "lhs_meta": (173, 57, 76), "rhs": (173, 78, 98)}
+)
 
 
 @_rt.launcher
 def matmul_fp8_n64(lhs_packed, lhs_meta, rhs, *, _launch=None):
-    """Not translated: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')."""
-    raise _rt.not_translated(
-        "matmul_fp8_n64",
-        "corpus/upstream/tests/gpu/end2end/gemm_sp.co",
-        187,
-        11,
-        40,
-        "croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')",
-        "the README's 'What does not translate' lists the forms croq2triton refuses",
+    """matmul_fp8_n64(f8_e4m3 [64, 32] lhs_packed, u8 [64, 8] lhs_meta, f8_e4m3 [64, 64] rhs) -> auto; from
+    gemm_sp.co:173.
+    """
+    _F = _FN["matmul_fp8_n64"]
+    _launch = _launch or _rt.launch
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs_packed)) is not None
+        and lhs_packed.dtype is torch.float8_e4m3fn
+        and lhs_packed.dim() == 2
+        and lhs_packed.shape[0] == 64
+        and lhs_packed.shape[1] == 32
+        and type(lhs_meta) in _rt.PLAIN
+        and lhs_meta.device == _dev
+        and lhs_meta.dtype is torch.uint8
+        and lhs_meta.dim() == 2
+        and lhs_meta.shape[0] == 64
+        and lhs_meta.shape[1] == 8
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float8_e4m3fn
+        and rhs.dim() == 2
+        and rhs.shape[0] == 64
+        and rhs.shape[1] == 64
+    ):  # gemm_sp.co:173
+        _dev = _rt.pick_device(_F, {"lhs_packed": lhs_packed, "lhs_meta": lhs_meta, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs_packed = _rt.tensor_arg(_F, "lhs_packed", lhs_packed, torch.float8_e4m3fn, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs_packed", lhs_packed, 0, 64)
+        _rt.fixed_dim(_F, "lhs_packed", lhs_packed, 1, 32)
+        lhs_meta = _rt.tensor_arg(_F, "lhs_meta", lhs_meta, torch.uint8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs_meta", lhs_meta, 0, 64)
+        _rt.fixed_dim(_F, "lhs_meta", lhs_meta, 1, 8)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float8_e4m3fn, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 64)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
+    output = _rt.alloc(_F, (64, 64), torch.float32, _dev, 0.0)  # gemm_sp.co:174
+    # gemm_sp.co:176
+    _matmul_fp8_n64_k0_TMA_LHS_PACKED_64X32 = _rt.tma_ok(_F, "lhs_packed", lhs_packed, (64, 32), (64, 32), "loads")
+    _matmul_fp8_n64_k0_lhs_packed_desc_64x32 = _rt.tma_desc(
+        lhs_packed, (64, 32), _matmul_fp8_n64_k0_TMA_LHS_PACKED_64X32, _OOB_PADDING
     )
+    _matmul_fp8_n64_k0_TMA_RHS_64X64 = _rt.tma_ok(_F, "rhs", rhs, (64, 64), (64, 64), "loads")
+    _matmul_fp8_n64_k0_rhs_desc_64x64 = _rt.tma_desc(rhs, (64, 64), _matmul_fp8_n64_k0_TMA_RHS_64X64, _OOB_PADDING)
+    _launch(
+        matmul_fp8_n64_k0,
+        (1, 1),
+        [
+            lhs_packed,
+            lhs_packed.stride()[0],
+            lhs_packed.stride()[1],
+            _matmul_fp8_n64_k0_lhs_packed_desc_64x32,
+            rhs,
+            rhs.stride()[0],
+            rhs.stride()[1],
+            _matmul_fp8_n64_k0_rhs_desc_64x64,
+            lhs_meta,
+            lhs_meta.stride()[0],
+            lhs_meta.stride()[1],
+            output,
+            output.stride()[0],
+            output.stride()[1],
+        ],
+        dict(
+            TMA_LHS_PACKED_64X32=_matmul_fp8_n64_k0_TMA_LHS_PACKED_64X32,
+            TMA_RHS_64X64=_matmul_fp8_n64_k0_TMA_RHS_64X64,
+            num_warps=1,
+        ),
+    )
+    return output  # gemm_sp.co:193
+
+
+@triton.jit
+def matmul_fp8_n8_k0(
+    lhs_packed_ptr,
+    lhs_packed_stride_0,
+    lhs_packed_stride_1,
+    lhs_packed_desc_64x32,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
+    rhs_desc_8x64,
+    lhs_meta_ptr,
+    lhs_meta_stride_0,
+    lhs_meta_stride_1,
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    TMA_LHS_PACKED_64X32: tl.constexpr,
+    TMA_RHS_8X64: tl.constexpr,
+):
+    """The block-level parallel at gemm_sp.co:200: one program per block, one lane per thread."""
+    block_m = tl.program_id(0)  # gemm_sp.co:200
+    block_n = tl.program_id(1)
+    rows = tl.arange(0, 64)[:, None]  # gemm_sp.co:203
+    cols = tl.arange(0, 32)[None, :]
+    rows_2 = tl.arange(0, 8)[:, None]  # gemm_sp.co:204
+    cols_2 = tl.arange(0, 64)[None, :]
+    cols_3 = tl.arange(0, 8)[None, :]  # gemm_sp.co:205
+    mc = tl.zeros([64, 8], tl.float32)  # gemm_sp.co:201
+    for iv_k in range(0, 1):  # gemm_sp.co:202
+        offs = block_m * 64 + rows  # gemm_sp.co:203
+        offs_2 = iv_k * 32 + cols
+        if TMA_LHS_PACKED_64X32:
+            lhs_load_s = lhs_packed_desc_64x32.load([block_m * 64, iv_k * 32])
+        else:
+            lhs_load_s = tl.load(lhs_packed_ptr + offs * lhs_packed_stride_0 + offs_2 * lhs_packed_stride_1)
+        offs_3 = block_n * 8 + rows_2  # gemm_sp.co:204
+        offs_4 = iv_k * 64 + cols_2
+        if TMA_RHS_8X64:
+            rhs_load_s = rhs_desc_8x64.load([block_n * 8, iv_k * 64])
+        else:
+            rhs_load_s = tl.load(rhs_ptr + offs_3 * rhs_stride_0 + offs_4 * rhs_stride_1)
+        offs_5 = iv_k * 8 + cols_3  # gemm_sp.co:205
+        lhs_load_s_mdata = tl.load(lhs_meta_ptr + offs * lhs_meta_stride_0 + offs_5 * lhs_meta_stride_1)
+        ma_kept_at = tl.reshape(
+            lhs_load_s_mdata[:, :, None].to(tl.int32) >> tl.arange(0, 4)[None, None, :] * 2 & 3, [64, 16, 2]
+        )  # gemm_sp.co:211
+        ma_kept = tl.reshape(lhs_load_s, [64, 16, 2])
+        ma_dense = tl.reshape(
+            tl.where(
+                tl.split(ma_kept_at)[0][:, :, None] == tl.arange(0, 4)[None, None, :],
+                tl.split(ma_kept)[0][:, :, None],
+                tl.where(
+                    tl.split(ma_kept_at)[1][:, :, None] == tl.arange(0, 4)[None, None, :],
+                    tl.split(ma_kept)[1][:, :, None],
+                    tl.zeros([64, 16, 4], tl.float8e4nv),
+                ),
+            ),
+            [64, 64],
+        )
+        mc = mc + tl.sum(ma_dense[:, :, None].to(tl.float32) * tl.trans(rhs_load_s)[None, :, :].to(tl.float32), axis=1)
+    offs_6 = block_m * 64 + rows  # gemm_sp.co:215
+    offs_7 = block_n * 8 + cols_3
+    tl.store(output_ptr + offs_6 * output_stride_0 + offs_7 * output_stride_1, mc)
+
+
+_FN["matmul_fp8_n8"] = _rt.Fn(
+    "matmul_fp8_n8", _CO_FILE, 197, {"lhs_packed": (197, 27, 54), "lhs_meta": (197, 56, 75), "rhs": (197, 77, 96)}
+)
 
 
 @_rt.launcher
 def matmul_fp8_n8(lhs_packed, lhs_meta, rhs, *, _launch=None):
-    """Not translated: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')."""
-    raise _rt.not_translated(
-        "matmul_fp8_n8",
-        "corpus/upstream/tests/gpu/end2end/gemm_sp.co",
-        211,
-        11,
-        40,
-        "croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')",
-        "the README's 'What does not translate' lists the forms croq2triton refuses",
+    """matmul_fp8_n8(f8_e4m3 [64, 32] lhs_packed, u8 [64, 8] lhs_meta, f8_e4m3 [8, 64] rhs) -> auto; from
+    gemm_sp.co:197.
+    """
+    _F = _FN["matmul_fp8_n8"]
+    _launch = _launch or _rt.launch
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs_packed)) is not None
+        and lhs_packed.dtype is torch.float8_e4m3fn
+        and lhs_packed.dim() == 2
+        and lhs_packed.shape[0] == 64
+        and lhs_packed.shape[1] == 32
+        and type(lhs_meta) in _rt.PLAIN
+        and lhs_meta.device == _dev
+        and lhs_meta.dtype is torch.uint8
+        and lhs_meta.dim() == 2
+        and lhs_meta.shape[0] == 64
+        and lhs_meta.shape[1] == 8
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float8_e4m3fn
+        and rhs.dim() == 2
+        and rhs.shape[0] == 8
+        and rhs.shape[1] == 64
+    ):  # gemm_sp.co:197
+        _dev = _rt.pick_device(_F, {"lhs_packed": lhs_packed, "lhs_meta": lhs_meta, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs_packed = _rt.tensor_arg(_F, "lhs_packed", lhs_packed, torch.float8_e4m3fn, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs_packed", lhs_packed, 0, 64)
+        _rt.fixed_dim(_F, "lhs_packed", lhs_packed, 1, 32)
+        lhs_meta = _rt.tensor_arg(_F, "lhs_meta", lhs_meta, torch.uint8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs_meta", lhs_meta, 0, 64)
+        _rt.fixed_dim(_F, "lhs_meta", lhs_meta, 1, 8)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float8_e4m3fn, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 8)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
+    output = _rt.alloc(_F, (64, 8), torch.float32, _dev, 0.0)  # gemm_sp.co:198
+    # gemm_sp.co:200
+    _matmul_fp8_n8_k0_TMA_LHS_PACKED_64X32 = _rt.tma_ok(_F, "lhs_packed", lhs_packed, (64, 32), (64, 32), "loads")
+    _matmul_fp8_n8_k0_lhs_packed_desc_64x32 = _rt.tma_desc(
+        lhs_packed, (64, 32), _matmul_fp8_n8_k0_TMA_LHS_PACKED_64X32, _OOB_PADDING
     )
+    _matmul_fp8_n8_k0_TMA_RHS_8X64 = _rt.tma_ok(_F, "rhs", rhs, (8, 64), (8, 64), "loads")
+    _matmul_fp8_n8_k0_rhs_desc_8x64 = _rt.tma_desc(rhs, (8, 64), _matmul_fp8_n8_k0_TMA_RHS_8X64, _OOB_PADDING)
+    _launch(
+        matmul_fp8_n8_k0,
+        (1, 1),
+        [
+            lhs_packed,
+            lhs_packed.stride()[0],
+            lhs_packed.stride()[1],
+            _matmul_fp8_n8_k0_lhs_packed_desc_64x32,
+            rhs,
+            rhs.stride()[0],
+            rhs.stride()[1],
+            _matmul_fp8_n8_k0_rhs_desc_8x64,
+            lhs_meta,
+            lhs_meta.stride()[0],
+            lhs_meta.stride()[1],
+            output,
+            output.stride()[0],
+            output.stride()[1],
+        ],
+        dict(
+            TMA_LHS_PACKED_64X32=_matmul_fp8_n8_k0_TMA_LHS_PACKED_64X32,
+            TMA_RHS_8X64=_matmul_fp8_n8_k0_TMA_RHS_8X64,
+            num_warps=1,
+        ),
+    )
+    return output  # gemm_sp.co:217
+
+
+@triton.jit
+def matmul_f16_n8k64_k0(
+    lhs_packed_ptr,
+    lhs_packed_stride_0,
+    lhs_packed_stride_1,
+    lhs_packed_desc_64x32,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
+    rhs_desc_8x64,
+    lhs_meta_ptr,
+    lhs_meta_stride_0,
+    lhs_meta_stride_1,
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    TMA_LHS_PACKED_64X32: tl.constexpr,
+    TMA_RHS_8X64: tl.constexpr,
+):
+    """The block-level parallel at gemm_sp.co:224: one program per block, one lane per thread."""
+    block_m = tl.program_id(0)  # gemm_sp.co:224
+    block_n = tl.program_id(1)
+    rows = tl.arange(0, 64)[:, None]  # gemm_sp.co:227
+    cols = tl.arange(0, 32)[None, :]
+    rows_2 = tl.arange(0, 8)[:, None]  # gemm_sp.co:228
+    cols_2 = tl.arange(0, 64)[None, :]
+    cols_3 = tl.arange(0, 8)[None, :]  # gemm_sp.co:229
+    mc = tl.zeros([64, 8], tl.float32)  # gemm_sp.co:225
+    for iv_k in range(0, 1):  # gemm_sp.co:226
+        offs = block_m * 64 + rows  # gemm_sp.co:227
+        offs_2 = iv_k * 32 + cols
+        if TMA_LHS_PACKED_64X32:
+            lhs_load_s = lhs_packed_desc_64x32.load([block_m * 64, iv_k * 32])
+        else:
+            lhs_load_s = tl.load(lhs_packed_ptr + offs * lhs_packed_stride_0 + offs_2 * lhs_packed_stride_1)
+        offs_3 = block_n * 8 + rows_2  # gemm_sp.co:228
+        offs_4 = iv_k * 64 + cols_2
+        if TMA_RHS_8X64:
+            rhs_load_s = rhs_desc_8x64.load([block_n * 8, iv_k * 64])
+        else:
+            rhs_load_s = tl.load(rhs_ptr + offs_3 * rhs_stride_0 + offs_4 * rhs_stride_1)
+        offs_5 = iv_k * 8 + cols_3  # gemm_sp.co:229
+        lhs_load_s_mdata = tl.load(lhs_meta_ptr + offs * lhs_meta_stride_0 + offs_5 * lhs_meta_stride_1)
+        ma_kept_at = tl.reshape(
+            lhs_load_s_mdata[:, :, None].to(tl.int32) >> tl.arange(0, 4)[None, None, :] * 2 & 3, [64, 16, 2]
+        )  # gemm_sp.co:235
+        ma_kept = tl.reshape(lhs_load_s, [64, 16, 2])
+        ma_dense = tl.reshape(
+            tl.where(
+                tl.split(ma_kept_at)[0][:, :, None] == tl.arange(0, 4)[None, None, :],
+                tl.split(ma_kept)[0][:, :, None],
+                tl.where(
+                    tl.split(ma_kept_at)[1][:, :, None] == tl.arange(0, 4)[None, None, :],
+                    tl.split(ma_kept)[1][:, :, None],
+                    tl.zeros([64, 16, 4], tl.float16),
+                ),
+            ),
+            [64, 64],
+        )
+        mc = mc + tl.sum(ma_dense[:, :, None].to(tl.float32) * tl.trans(rhs_load_s)[None, :, :].to(tl.float32), axis=1)
+    offs_6 = block_m * 64 + rows  # gemm_sp.co:239
+    offs_7 = block_n * 8 + cols_3
+    tl.store(output_ptr + offs_6 * output_stride_0 + offs_7 * output_stride_1, mc)
+
+
+_FN["matmul_f16_n8k64"] = _rt.Fn(
+    "matmul_f16_n8k64", _CO_FILE, 221, {"lhs_packed": (221, 30, 53), "lhs_meta": (221, 55, 74), "rhs": (221, 76, 91)}
+)
 
 
 @_rt.launcher
 def matmul_f16_n8k64(lhs_packed, lhs_meta, rhs, *, _launch=None):
-    """Not translated: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')."""
-    raise _rt.not_translated(
-        "matmul_f16_n8k64",
-        "corpus/upstream/tests/gpu/end2end/gemm_sp.co",
-        235,
-        11,
-        40,
-        "croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')",
-        "the README's 'What does not translate' lists the forms croq2triton refuses",
+    """matmul_f16_n8k64(f16 [64, 32] lhs_packed, u8 [64, 8] lhs_meta, f16 [8, 64] rhs) -> auto; from gemm_sp.co:221."""
+    _F = _FN["matmul_f16_n8k64"]
+    _launch = _launch or _rt.launch
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs_packed)) is not None
+        and lhs_packed.dtype is torch.float16
+        and lhs_packed.dim() == 2
+        and lhs_packed.shape[0] == 64
+        and lhs_packed.shape[1] == 32
+        and type(lhs_meta) in _rt.PLAIN
+        and lhs_meta.device == _dev
+        and lhs_meta.dtype is torch.uint8
+        and lhs_meta.dim() == 2
+        and lhs_meta.shape[0] == 64
+        and lhs_meta.shape[1] == 8
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 8
+        and rhs.shape[1] == 64
+    ):  # gemm_sp.co:221
+        _dev = _rt.pick_device(_F, {"lhs_packed": lhs_packed, "lhs_meta": lhs_meta, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs_packed = _rt.tensor_arg(_F, "lhs_packed", lhs_packed, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs_packed", lhs_packed, 0, 64)
+        _rt.fixed_dim(_F, "lhs_packed", lhs_packed, 1, 32)
+        lhs_meta = _rt.tensor_arg(_F, "lhs_meta", lhs_meta, torch.uint8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs_meta", lhs_meta, 0, 64)
+        _rt.fixed_dim(_F, "lhs_meta", lhs_meta, 1, 8)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 8)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
+    output = _rt.alloc(_F, (64, 8), torch.float32, _dev, 0.0)  # gemm_sp.co:222
+    # gemm_sp.co:224
+    _matmul_f16_n8k64_k0_TMA_LHS_PACKED_64X32 = _rt.tma_ok(_F, "lhs_packed", lhs_packed, (64, 32), (64, 32), "loads")
+    _matmul_f16_n8k64_k0_lhs_packed_desc_64x32 = _rt.tma_desc(
+        lhs_packed, (64, 32), _matmul_f16_n8k64_k0_TMA_LHS_PACKED_64X32, _OOB_PADDING
     )
+    _matmul_f16_n8k64_k0_TMA_RHS_8X64 = _rt.tma_ok(_F, "rhs", rhs, (8, 64), (8, 64), "loads")
+    _matmul_f16_n8k64_k0_rhs_desc_8x64 = _rt.tma_desc(rhs, (8, 64), _matmul_f16_n8k64_k0_TMA_RHS_8X64, _OOB_PADDING)
+    _launch(
+        matmul_f16_n8k64_k0,
+        (1, 1),
+        [
+            lhs_packed,
+            lhs_packed.stride()[0],
+            lhs_packed.stride()[1],
+            _matmul_f16_n8k64_k0_lhs_packed_desc_64x32,
+            rhs,
+            rhs.stride()[0],
+            rhs.stride()[1],
+            _matmul_f16_n8k64_k0_rhs_desc_8x64,
+            lhs_meta,
+            lhs_meta.stride()[0],
+            lhs_meta.stride()[1],
+            output,
+            output.stride()[0],
+            output.stride()[1],
+        ],
+        dict(
+            TMA_LHS_PACKED_64X32=_matmul_f16_n8k64_k0_TMA_LHS_PACKED_64X32,
+            TMA_RHS_8X64=_matmul_f16_n8k64_k0_TMA_RHS_8X64,
+            num_warps=1,
+        ),
+    )
+    return output  # gemm_sp.co:241
+
+
+@triton.jit
+def matmul_bf16_n8k64_k0(
+    lhs_packed_ptr,
+    lhs_packed_stride_0,
+    lhs_packed_stride_1,
+    lhs_packed_desc_64x32,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
+    rhs_desc_8x64,
+    lhs_meta_ptr,
+    lhs_meta_stride_0,
+    lhs_meta_stride_1,
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    TMA_LHS_PACKED_64X32: tl.constexpr,
+    TMA_RHS_8X64: tl.constexpr,
+):
+    """The block-level parallel at gemm_sp.co:248: one program per block, one lane per thread."""
+    block_m = tl.program_id(0)  # gemm_sp.co:248
+    block_n = tl.program_id(1)
+    rows = tl.arange(0, 64)[:, None]  # gemm_sp.co:251
+    cols = tl.arange(0, 32)[None, :]
+    rows_2 = tl.arange(0, 8)[:, None]  # gemm_sp.co:252
+    cols_2 = tl.arange(0, 64)[None, :]
+    cols_3 = tl.arange(0, 8)[None, :]  # gemm_sp.co:253
+    mc = tl.zeros([64, 8], tl.float32)  # gemm_sp.co:249
+    for iv_k in range(0, 1):  # gemm_sp.co:250
+        offs = block_m * 64 + rows  # gemm_sp.co:251
+        offs_2 = iv_k * 32 + cols
+        if TMA_LHS_PACKED_64X32:
+            lhs_load_s = lhs_packed_desc_64x32.load([block_m * 64, iv_k * 32])
+        else:
+            lhs_load_s = tl.load(lhs_packed_ptr + offs * lhs_packed_stride_0 + offs_2 * lhs_packed_stride_1)
+        offs_3 = block_n * 8 + rows_2  # gemm_sp.co:252
+        offs_4 = iv_k * 64 + cols_2
+        if TMA_RHS_8X64:
+            rhs_load_s = rhs_desc_8x64.load([block_n * 8, iv_k * 64])
+        else:
+            rhs_load_s = tl.load(rhs_ptr + offs_3 * rhs_stride_0 + offs_4 * rhs_stride_1)
+        offs_5 = iv_k * 8 + cols_3  # gemm_sp.co:253
+        lhs_load_s_mdata = tl.load(lhs_meta_ptr + offs * lhs_meta_stride_0 + offs_5 * lhs_meta_stride_1)
+        ma_kept_at = tl.reshape(
+            lhs_load_s_mdata[:, :, None].to(tl.int32) >> tl.arange(0, 4)[None, None, :] * 2 & 3, [64, 16, 2]
+        )  # gemm_sp.co:259
+        ma_kept = tl.reshape(lhs_load_s, [64, 16, 2])
+        ma_dense = tl.reshape(
+            tl.where(
+                tl.split(ma_kept_at)[0][:, :, None] == tl.arange(0, 4)[None, None, :],
+                tl.split(ma_kept)[0][:, :, None],
+                tl.where(
+                    tl.split(ma_kept_at)[1][:, :, None] == tl.arange(0, 4)[None, None, :],
+                    tl.split(ma_kept)[1][:, :, None],
+                    tl.zeros([64, 16, 4], tl.bfloat16),
+                ),
+            ),
+            [64, 64],
+        )
+        mc = mc + tl.sum(ma_dense[:, :, None].to(tl.float32) * tl.trans(rhs_load_s)[None, :, :].to(tl.float32), axis=1)
+    offs_6 = block_m * 64 + rows  # gemm_sp.co:263
+    offs_7 = block_n * 8 + cols_3
+    tl.store(output_ptr + offs_6 * output_stride_0 + offs_7 * output_stride_1, mc)
+
+
+_FN["matmul_bf16_n8k64"] = _rt.Fn(
+    "matmul_bf16_n8k64", _CO_FILE, 245, {"lhs_packed": (245, 31, 55), "lhs_meta": (245, 57, 76), "rhs": (245, 78, 94)}
+)
 
 
 @_rt.launcher
 def matmul_bf16_n8k64(lhs_packed, lhs_meta, rhs, *, _launch=None):
-    """Not translated: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')."""
-    raise _rt.not_translated(
-        "matmul_bf16_n8k64",
-        "corpus/upstream/tests/gpu/end2end/gemm_sp.co",
-        259,
-        11,
-        40,
-        "croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')",
-        "the README's 'What does not translate' lists the forms croq2triton refuses",
+    """matmul_bf16_n8k64(bf16 [64, 32] lhs_packed, u8 [64, 8] lhs_meta, bf16 [8,
+    64] rhs) -> auto; from gemm_sp.co:245.
+    """
+    _F = _FN["matmul_bf16_n8k64"]
+    _launch = _launch or _rt.launch
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs_packed)) is not None
+        and lhs_packed.dtype is torch.bfloat16
+        and lhs_packed.dim() == 2
+        and lhs_packed.shape[0] == 64
+        and lhs_packed.shape[1] == 32
+        and type(lhs_meta) in _rt.PLAIN
+        and lhs_meta.device == _dev
+        and lhs_meta.dtype is torch.uint8
+        and lhs_meta.dim() == 2
+        and lhs_meta.shape[0] == 64
+        and lhs_meta.shape[1] == 8
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.bfloat16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 8
+        and rhs.shape[1] == 64
+    ):  # gemm_sp.co:245
+        _dev = _rt.pick_device(_F, {"lhs_packed": lhs_packed, "lhs_meta": lhs_meta, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs_packed = _rt.tensor_arg(_F, "lhs_packed", lhs_packed, torch.bfloat16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs_packed", lhs_packed, 0, 64)
+        _rt.fixed_dim(_F, "lhs_packed", lhs_packed, 1, 32)
+        lhs_meta = _rt.tensor_arg(_F, "lhs_meta", lhs_meta, torch.uint8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs_meta", lhs_meta, 0, 64)
+        _rt.fixed_dim(_F, "lhs_meta", lhs_meta, 1, 8)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.bfloat16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 8)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
+    output = _rt.alloc(_F, (64, 8), torch.float32, _dev, 0.0)  # gemm_sp.co:246
+    # gemm_sp.co:248
+    _matmul_bf16_n8k64_k0_TMA_LHS_PACKED_64X32 = _rt.tma_ok(_F, "lhs_packed", lhs_packed, (64, 32), (64, 32), "loads")
+    _matmul_bf16_n8k64_k0_lhs_packed_desc_64x32 = _rt.tma_desc(
+        lhs_packed, (64, 32), _matmul_bf16_n8k64_k0_TMA_LHS_PACKED_64X32, _OOB_PADDING
     )
+    _matmul_bf16_n8k64_k0_TMA_RHS_8X64 = _rt.tma_ok(_F, "rhs", rhs, (8, 64), (8, 64), "loads")
+    _matmul_bf16_n8k64_k0_rhs_desc_8x64 = _rt.tma_desc(rhs, (8, 64), _matmul_bf16_n8k64_k0_TMA_RHS_8X64, _OOB_PADDING)
+    _launch(
+        matmul_bf16_n8k64_k0,
+        (1, 1),
+        [
+            lhs_packed,
+            lhs_packed.stride()[0],
+            lhs_packed.stride()[1],
+            _matmul_bf16_n8k64_k0_lhs_packed_desc_64x32,
+            rhs,
+            rhs.stride()[0],
+            rhs.stride()[1],
+            _matmul_bf16_n8k64_k0_rhs_desc_8x64,
+            lhs_meta,
+            lhs_meta.stride()[0],
+            lhs_meta.stride()[1],
+            output,
+            output.stride()[0],
+            output.stride()[1],
+        ],
+        dict(
+            TMA_LHS_PACKED_64X32=_matmul_bf16_n8k64_k0_TMA_LHS_PACKED_64X32,
+            TMA_RHS_8X64=_matmul_bf16_n8k64_k0_TMA_RHS_8X64,
+            num_warps=1,
+        ),
+    )
+    return output  # gemm_sp.co:265
+
+
+@triton.jit
+def matmul_f16_n16_k64_k0(
+    lhs_packed_ptr,
+    lhs_packed_stride_0,
+    lhs_packed_stride_1,
+    lhs_packed_desc_64x32,
+    rhs_ptr,
+    rhs_stride_0,
+    rhs_stride_1,
+    rhs_desc_16x64,
+    lhs_meta_ptr,
+    lhs_meta_stride_0,
+    lhs_meta_stride_1,
+    output_ptr,
+    output_stride_0,
+    output_stride_1,
+    TMA_LHS_PACKED_64X32: tl.constexpr,
+    TMA_RHS_16X64: tl.constexpr,
+):
+    """The block-level parallel at gemm_sp.co:272: one program per block, one lane per thread."""
+    block_m = tl.program_id(0)  # gemm_sp.co:272
+    block_n = tl.program_id(1)
+    rows = tl.arange(0, 64)[:, None]  # gemm_sp.co:275
+    cols = tl.arange(0, 32)[None, :]
+    rows_2 = tl.arange(0, 16)[:, None]  # gemm_sp.co:276
+    cols_2 = tl.arange(0, 64)[None, :]
+    cols_3 = tl.arange(0, 8)[None, :]  # gemm_sp.co:277
+    cols_4 = tl.arange(0, 16)[None, :]  # gemm_sp.co:287
+    mc = tl.zeros([64, 16], tl.float32)  # gemm_sp.co:273
+    for iv_k in range(0, 1):  # gemm_sp.co:274
+        offs = block_m * 64 + rows  # gemm_sp.co:275
+        offs_2 = iv_k * 32 + cols
+        if TMA_LHS_PACKED_64X32:
+            lhs_load_s = lhs_packed_desc_64x32.load([block_m * 64, iv_k * 32])
+        else:
+            lhs_load_s = tl.load(lhs_packed_ptr + offs * lhs_packed_stride_0 + offs_2 * lhs_packed_stride_1)
+        offs_3 = block_n * 16 + rows_2  # gemm_sp.co:276
+        offs_4 = iv_k * 64 + cols_2
+        if TMA_RHS_16X64:
+            rhs_load_s = rhs_desc_16x64.load([block_n * 16, iv_k * 64])
+        else:
+            rhs_load_s = tl.load(rhs_ptr + offs_3 * rhs_stride_0 + offs_4 * rhs_stride_1)
+        offs_5 = iv_k * 8 + cols_3  # gemm_sp.co:277
+        lhs_load_s_mdata = tl.load(lhs_meta_ptr + offs * lhs_meta_stride_0 + offs_5 * lhs_meta_stride_1)
+        ma_kept_at = tl.reshape(
+            lhs_load_s_mdata[:, :, None].to(tl.int32) >> tl.arange(0, 4)[None, None, :] * 2 & 3, [64, 16, 2]
+        )  # gemm_sp.co:283
+        ma_kept = tl.reshape(lhs_load_s, [64, 16, 2])
+        ma_dense = tl.reshape(
+            tl.where(
+                tl.split(ma_kept_at)[0][:, :, None] == tl.arange(0, 4)[None, None, :],
+                tl.split(ma_kept)[0][:, :, None],
+                tl.where(
+                    tl.split(ma_kept_at)[1][:, :, None] == tl.arange(0, 4)[None, None, :],
+                    tl.split(ma_kept)[1][:, :, None],
+                    tl.zeros([64, 16, 4], tl.float16),
+                ),
+            ),
+            [64, 64],
+        )
+        mc = tl.dot(ma_dense, tl.trans(rhs_load_s), mc)
+    offs_6 = block_m * 64 + rows  # gemm_sp.co:287
+    offs_7 = block_n * 16 + cols_4
+    tl.store(output_ptr + offs_6 * output_stride_0 + offs_7 * output_stride_1, mc)
+
+
+_FN["matmul_f16_n16_k64"] = _rt.Fn(
+    "matmul_f16_n16_k64", _CO_FILE, 269, {"lhs_packed": (269, 32, 55), "lhs_meta": (269, 57, 76), "rhs": (269, 78, 94)}
+)
 
 
 @_rt.launcher
 def matmul_f16_n16_k64(lhs_packed, lhs_meta, rhs, *, _launch=None):
-    """Not translated: croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')."""
-    raise _rt.not_translated(
-        "matmul_f16_n16_k64",
-        "corpus/upstream/tests/gpu/end2end/gemm_sp.co",
-        283,
-        11,
-        40,
-        "croq2triton does not translate 2:4 sparse MMAs ('mma.*.sp')",
-        "the README's 'What does not translate' lists the forms croq2triton refuses",
+    """matmul_f16_n16_k64(f16 [64, 32] lhs_packed, u8 [64, 8] lhs_meta, f16 [16,
+    64] rhs) -> auto; from gemm_sp.co:269.
+    """
+    _F = _FN["matmul_f16_n16_k64"]
+    _launch = _launch or _rt.launch
+    # the arguments as declared (plain tensors of the declared dtypes and ranks, on the kernels' device, sizes that
+    # agree) pass one test; any others are checked one by one, which says what is wrong
+    if not (
+        (_dev := _rt.device_of(_F, lhs_packed)) is not None
+        and lhs_packed.dtype is torch.float16
+        and lhs_packed.dim() == 2
+        and lhs_packed.shape[0] == 64
+        and lhs_packed.shape[1] == 32
+        and type(lhs_meta) in _rt.PLAIN
+        and lhs_meta.device == _dev
+        and lhs_meta.dtype is torch.uint8
+        and lhs_meta.dim() == 2
+        and lhs_meta.shape[0] == 64
+        and lhs_meta.shape[1] == 8
+        and type(rhs) in _rt.PLAIN
+        and rhs.device == _dev
+        and rhs.dtype is torch.float16
+        and rhs.dim() == 2
+        and rhs.shape[0] == 16
+        and rhs.shape[1] == 64
+    ):  # gemm_sp.co:269
+        _dev = _rt.pick_device(_F, {"lhs_packed": lhs_packed, "lhs_meta": lhs_meta, "rhs": rhs}, _launch)
+        _dims = {}
+        lhs_packed = _rt.tensor_arg(_F, "lhs_packed", lhs_packed, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs_packed", lhs_packed, 0, 64)
+        _rt.fixed_dim(_F, "lhs_packed", lhs_packed, 1, 32)
+        lhs_meta = _rt.tensor_arg(_F, "lhs_meta", lhs_meta, torch.uint8, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "lhs_meta", lhs_meta, 0, 64)
+        _rt.fixed_dim(_F, "lhs_meta", lhs_meta, 1, 8)
+        rhs = _rt.tensor_arg(_F, "rhs", rhs, torch.float16, 2, _dev, is_global=False)
+        _rt.fixed_dim(_F, "rhs", rhs, 0, 16)
+        _rt.fixed_dim(_F, "rhs", rhs, 1, 64)
+    output = _rt.alloc(_F, (64, 16), torch.float32, _dev, 0.0)  # gemm_sp.co:270
+    # gemm_sp.co:272
+    _matmul_f16_n16_k64_k0_TMA_LHS_PACKED_64X32 = _rt.tma_ok(_F, "lhs_packed", lhs_packed, (64, 32), (64, 32), "loads")
+    _matmul_f16_n16_k64_k0_lhs_packed_desc_64x32 = _rt.tma_desc(
+        lhs_packed, (64, 32), _matmul_f16_n16_k64_k0_TMA_LHS_PACKED_64X32, _OOB_PADDING
     )
+    _matmul_f16_n16_k64_k0_TMA_RHS_16X64 = _rt.tma_ok(_F, "rhs", rhs, (16, 64), (16, 64), "loads")
+    _matmul_f16_n16_k64_k0_rhs_desc_16x64 = _rt.tma_desc(
+        rhs, (16, 64), _matmul_f16_n16_k64_k0_TMA_RHS_16X64, _OOB_PADDING
+    )
+    _launch(
+        matmul_f16_n16_k64_k0,
+        (1, 1),
+        [
+            lhs_packed,
+            lhs_packed.stride()[0],
+            lhs_packed.stride()[1],
+            _matmul_f16_n16_k64_k0_lhs_packed_desc_64x32,
+            rhs,
+            rhs.stride()[0],
+            rhs.stride()[1],
+            _matmul_f16_n16_k64_k0_rhs_desc_16x64,
+            lhs_meta,
+            lhs_meta.stride()[0],
+            lhs_meta.stride()[1],
+            output,
+            output.stride()[0],
+            output.stride()[1],
+        ],
+        dict(
+            TMA_LHS_PACKED_64X32=_matmul_f16_n16_k64_k0_TMA_LHS_PACKED_64X32,
+            TMA_RHS_16X64=_matmul_f16_n16_k64_k0_TMA_RHS_16X64,
+            num_warps=1,
+        ),
+    )
+    return output  # gemm_sp.co:289
 
 
 # launcher signatures, for torch op registration (croq2triton.torch_ops.register)
-__croq_ops__ = {}
+__croq_ops__ = {
+    "matmul_f16_n32_k64": {
+        "params": [("lhs_packed", "tensor"), ("lhs_meta", "tensor"), ("rhs", "tensor")],
+        "writes": [],
+        "returns": "tensor",
+    },
+    "matmul_f16_n32_k32": {
+        "params": [("lhs_packed", "tensor"), ("lhs_meta", "tensor"), ("rhs", "tensor")],
+        "writes": [],
+        "returns": "tensor",
+    },
+    "matmul_fp8_n32": {
+        "params": [("lhs_packed", "tensor"), ("lhs_meta", "tensor"), ("rhs", "tensor")],
+        "writes": [],
+        "returns": "tensor",
+    },
+    "matmul_fp8_n64": {
+        "params": [("lhs_packed", "tensor"), ("lhs_meta", "tensor"), ("rhs", "tensor")],
+        "writes": [],
+        "returns": "tensor",
+    },
+    "matmul_fp8_n8": {
+        "params": [("lhs_packed", "tensor"), ("lhs_meta", "tensor"), ("rhs", "tensor")],
+        "writes": [],
+        "returns": "tensor",
+    },
+    "matmul_f16_n8k64": {
+        "params": [("lhs_packed", "tensor"), ("lhs_meta", "tensor"), ("rhs", "tensor")],
+        "writes": [],
+        "returns": "tensor",
+    },
+    "matmul_bf16_n8k64": {
+        "params": [("lhs_packed", "tensor"), ("lhs_meta", "tensor"), ("rhs", "tensor")],
+        "writes": [],
+        "returns": "tensor",
+    },
+    "matmul_f16_n16_k64": {
+        "params": [("lhs_packed", "tensor"), ("lhs_meta", "tensor"), ("rhs", "tensor")],
+        "writes": [],
+        "returns": "tensor",
+    },
+}
