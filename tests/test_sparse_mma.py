@@ -12,7 +12,7 @@ import pytest
 import sm90
 import torch
 from conftest import CORPUS, REPO, needs_corpus
-from kernel_util import assert_close, check_errors, kernel_code, load_once, poisoned
+from kernel_util import DEVICE, assert_close, check_errors, kernel_code, load_once, poisoned
 
 from croq2triton.api import translate_full
 
@@ -71,7 +71,7 @@ def _run(fn: str, schedule: str, m: int, n: int, k: int, dtype: torch.dtype, k_p
     g = torch.Generator().manual_seed(seed + 1)
     b = (torch.rand(n, k, generator=g) * 2 - 1).to(dtype)
     c = poisoned(m, n, dtype=out)
-    getattr(mod, fn)(packed, meta, b.T.contiguous() if b_kn else b, c)
+    getattr(mod, fn)(packed.to(DEVICE), meta.to(DEVICE), (b.T.contiguous() if b_kn else b).to(DEVICE), c)
     want = dense.double() @ b.double().T
     tol = 2e-2 if dtype in (torch.bfloat16, torch.float8_e4m3fn) or out != torch.float32 else 1e-3
     assert_close(c, want, atol=tol, rtol=tol)
