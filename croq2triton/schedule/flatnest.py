@@ -14,6 +14,13 @@ What it proves on the IR (else the nest stays as written):
 * every expression of the inner body reads the two counters only through ``c * (B * jb + jj)``
   (an affine expression whose outer coefficient is ``B`` times its inner one).
 
+A nest over whole blocks of a run guarded by its end (``foreach c in [cdiv(N, 128)] { foreach jj in [128]
+{ int j = c * 128 + jj; if (j < N) y.at(r, j) = ..; } }``) is then one loop over ``u < cdiv(N, 128) *
+128`` whose every store is masked by ``u < N``: where its body is only lets, loads and such stores, the
+iterations from ``N`` on do nothing (a load has no effect; ``cdiv(N, B) * B >= N`` for every ``N``), so
+the loop may run to ``N``.  It does where another loop of the kernel runs over ``[0, N)`` (a row's
+statistic written ``foreach j in [N]``): the two then fold into tiles of one extent.
+
 A loop that steps by a constant ``c > 1`` (``foreach c = j(1::2)``) is first a loop by 1 over ``k`` with
 ``let j = start + k * c`` (the same values in the same order), which folds like any other.
 
@@ -40,6 +47,9 @@ def flatten_nests(kernel: N.Kernel) -> N.Kernel:
     taken = {a.name for a in kernel.args} | {v.name for s in N.walk(kernel.body) for v in N.defines(s)}
     done = [0, 0]  # nests flattened, loops with a step made loops by 1
     body = N.map_loops(kernel.body, lambda s: _loop(s, taken, done))
+    if done[0]:
+        ends = [s.stop for s in N.walk(body) if isinstance(s, N.For) and E.same(s.start, E.Const(0))]
+        body = N.map_loops(body, lambda s: _trimmed(s, ends))
     if not any(done):
         return kernel
     what = [
@@ -67,6 +77,51 @@ def _loop(s: N.For, taken: set[str], done: list[int]) -> N.For:
         except _NotFlat:
             return s
         done[0] += 1
+
+
+def _trimmed(loop: N.For, ends: list[E.Expr]) -> N.For:
+    """``loop`` over ``[0, cdiv(Y, B) * B)`` run to ``Y`` where its iterations from ``Y`` on do nothing
+    and another loop of the kernel runs over ``[0, Y)`` (module docstring); ``loop`` itself otherwise."""
+    stop = loop.stop
+    if not (
+        isinstance(loop.start, E.Const)
+        and loop.start.value == 0
+        and isinstance(stop, E.Bin)
+        and stop.op == "*"
+        and isinstance(stop.lhs, E.CDiv)
+        and isinstance(stop.rhs, E.Const)
+        and isinstance(stop.rhs.value, int)
+        and stop.rhs.value > 0
+        and E.same(stop.lhs.rhs, stop.rhs)
+    ):
+        return loop
+    end = stop.lhs.lhs
+    if not any(E.same(end, e) for e in ends):
+        return loop
+    lets: dict[str, E.Expr] = {}
+    stores = 0
+    for s in loop.body:
+        if isinstance(s, N.Let):
+            lets[s.var.name] = s.value
+        elif isinstance(s, N.Load):
+            continue
+        elif isinstance(s, N.Store) and s.mask is not None and _bounded(s.mask, loop.var, end, lets):
+            stores += 1
+        else:
+            return loop
+    if not stores:
+        return loop
+    return dataclasses.replace(loop, stop=end)
+
+
+def _bounded(mask: E.Expr, u: E.Var, end: E.Expr, lets: dict[str, E.Expr]) -> bool:
+    """Whether ``mask`` holds only where ``u < end``: one of its conjuncts is that comparison."""
+    for c in E.conjuncts(E.resolve(mask, lets)):
+        if isinstance(c, E.Bin) and c.op == "<" and E.same(c.rhs, end):
+            lhs = E.fold(c.lhs)
+            if isinstance(lhs, E.Var) and lhs.name == u.name:
+                return True
+    return False
 
 
 def _unit_steps(loop: N.For, taken: set[str]) -> N.For | None:
