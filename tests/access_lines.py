@@ -22,10 +22,12 @@ from pathlib import Path
 
 os.environ["TRITON_INTERPRET"] = "0"
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "perf"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import translation_memo  # noqa: E402
 from compile_all import _ACCESS, _ASYNC  # noqa: E402
 
-from croq2triton.api import translate_full  # noqa: E402
+import croq2triton.api as api  # noqa: E402
 from croq2triton.compiler import compile_file  # noqa: E402
 
 _LOC = re.compile(r"\s*\.loc\s+\d+\s+(\d+)")
@@ -79,16 +81,21 @@ def attribute(ptx: str, stmts: list[str]) -> dict[str, dict[str, int]]:
 
 def main() -> None:
     path, sizes = sys.argv[1], json.loads(sys.argv[2])
-    stmts = statements(translate_full(Path(path).read_text(), filename=path, schedule="auto").source.splitlines())
     found: dict[str, dict[str, dict[str, int]]] = {}
-    for fn, values in sizes.items():
-        got = found.setdefault(fn, {})
-        for _, reports in compile_file(path, sizes=values, functions=[fn], schedule="auto", target="sm_90a"):
-            for r in reports:
-                for key, counts in attribute(r.asm["ptx"], stmts).items():
-                    mine = got.setdefault(key, {})
-                    for w, n in counts.items():
-                        mine[w] = mine.get(w, 0) + n
+    # the worker answers a request a function (tests/access_counts.py): the file is translated once a
+    # worker (once a test run where the run shares a memo folder), not twice a request
+    with translation_memo.installed():
+        stmts = statements(
+            api.translate_full(Path(path).read_text(), filename=path, schedule="auto").source.splitlines()
+        )
+        for fn, values in sizes.items():
+            got = found.setdefault(fn, {})
+            for _, reports in compile_file(path, sizes=values, functions=[fn], schedule="auto", target="sm_90a"):
+                for r in reports:
+                    for key, counts in attribute(r.asm["ptx"], stmts).items():
+                        mine = got.setdefault(key, {})
+                        for w, n in counts.items():
+                            mine[w] = mine.get(w, 0) + n
     print(json.dumps(found))
 
 

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import interpreter_calls
 import pytest
 import translation_memo
 
@@ -42,6 +43,14 @@ def _torch_seeded() -> None:
     torch = sys.modules.get("torch")  # imported by the tests that draw: no import for the others
     if torch is not None:
         torch.manual_seed(0)
+
+
+@pytest.fixture(autouse=True)
+def _interpreter_device_calls() -> None:
+    """tests/interpreter_calls.py, installed once Triton is imported (not before: Triton's own
+    ``@jit`` functions must be made after the generated modules set ``TRITON_INTERPRET``)."""
+    if "triton.runtime.interpreter" in sys.modules:
+        interpreter_calls.install()
 
 
 @pytest.fixture(autouse=True)

@@ -339,6 +339,12 @@ NEAR: list[tuple[str, str, Callable[[torch.Tensor, torch.Tensor, torch.Tensor], 
 ]  # fmt: skip
 
 
+# the forms of a thread an element run their K loop an element a step (in the interpreter, a step
+# each): a shorter K takes the same paths (25 programs, ragged M and N); the tile forms above need
+# K tiles of 32 and 64 (a ragged last one)
+_NEAR_K = {"twice_after_store": 37, "twice_into_c": 37, "reverse_a_only": 37}
+
+
 @pytest.mark.parametrize("schedule", ["source", "auto"])
 @pytest.mark.parametrize(("name", "text", "ref"), NEAR, ids=[x[0] for x in NEAR])
 def test_a_near_miss_is_computed_as_written(
@@ -354,7 +360,7 @@ def test_a_near_miss_is_computed_as_written(
     path = tmp_path / f"{name}.co"
     path.write_text(text)
     mod = load(path, schedule=schedule)
-    m, n, k = 70, 75, 100
+    m, n, k = 70, 75, _NEAR_K.get(name, 100)
     a, b, out = _r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n)
     if name == "twice_into_c":  # (reads the output as it was)
         out.fill_(1.0)

@@ -279,6 +279,12 @@ NEAR: list[tuple[str, str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]]
 ]  # fmt: skip
 
 
+# the forms of a thread an element run their K loop an element a step (in the interpreter, a step
+# each): a shorter K takes the same paths (several programs, ragged M and N, both halves; odd: the two
+# halves differ in length); the tile forms above need 7 K tiles of 32
+_NEAR_K = {"halves_a_restarts": 33, "shared_other_element": 37}
+
+
 @pytest.mark.parametrize("schedule", ["source", "auto"])
 @pytest.mark.parametrize(("name", "text", "ref"), NEAR, ids=[x[0] for x in NEAR])
 def test_a_near_miss_is_computed_as_written(
@@ -291,7 +297,7 @@ def test_a_near_miss_is_computed_as_written(
     path = tmp_path / f"{name}.co"
     path.write_text(text)
     mod = load(path, schedule=schedule)
-    m, n, k = 70, 75, 200  # 7 K tiles of 32 (h = 3)
+    m, n, k = 70, 75, _NEAR_K.get(name, 200)  # 7 K tiles of 32 (h = 3)
     a = _r(m, k, seed=1)
     b = _r(k, n, seed=2) if "restarts" in name else _r(n, k, seed=2)
     out = poisoned(m, n)
@@ -311,7 +317,7 @@ def test_a_factor_that_varies_along_k_is_not_an_epilogue(schedule: str, tmp_path
     path = tmp_path / "near.co"
     path.write_text(text)
     mod = load(path, schedule=schedule)
-    m, n, k = 70, 75, 45
+    m, n, k = 70, 75, 9  # (k % 4 takes each value, some twice; 4 programs of 64 x 64, ragged)
     a, b, rs, out = _r(m, k, seed=1), _r(n, k, seed=2), randn(m, seed=3), poisoned(m, n)
     mod.gemm(a, b, rs, out)
     a64, b64, rs64 = a.double().cpu(), b.double().cpu(), rs.double().cpu()
@@ -330,9 +336,11 @@ def test_experts_reading_the_first_rows_are_not_grouped(schedule: str, tmp_path:
     path = tmp_path / "near.co"
     path.write_text(text)
     mod = load(path, schedule=schedule)
-    t, n, k, e = 200, 45, 37, 4
+    # (fewer rows than OFFS's: the grid is E x cdiv(T, 16) x cdiv(N, 16) programs, a K step each an
+    # element; still two row tiles for two experts, a ragged tile, an expert with no rows)
+    t, n, k, e = 50, 45, 13, 4
     x, w, out = _r(t, k, seed=1), _r(e, n, k, seed=2), poisoned(t, n)
-    offs = torch.tensor(OFFS, dtype=S32, device=DEVICE)
+    offs = torch.tensor([0, 21, 21, 38, 50], dtype=S32, device=DEVICE)
     mod.gemm(x, w, offs, out)
     _check(out, _moe(x.double().cpu(), w.double().cpu(), offs.cpu(), out.double().cpu(), shift=False), 1e-3)
 
@@ -383,7 +391,7 @@ def test_a_split_k_near_miss_is_computed_as_written(
     path = tmp_path / f"{name}.co"
     path.write_text(text)
     mod = load(path, schedule=schedule)
-    m, n, k, splits = 70, 45, 150, 3
+    m, n, k, splits = 40, 45, 70, 3  # 5 K tiles of 16 (the last ragged) in 3 ranges of 2 (the last short)
     a, b, c = _r(m, k, seed=1), _r(n, k, seed=2), randn(m, n, seed=3)
     before = c.double().cpu()
     mod.gemm(a, b, c, splits)

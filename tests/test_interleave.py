@@ -8,12 +8,11 @@ NaN-poisoned outputs in both schedules, compared with float64 torch."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
+import access_counts
 import pytest
-import sm90
 import torch
 from kernel_util import DEVICE, load_once
 
@@ -166,15 +165,11 @@ WHOLE: list[tuple[str, str, str]] = [
     ("interleave_planes", "x.ld", ""),
     ("interleave_planes", "out.st", ""),
 ]
-_ACCESSES: dict[str, dict[str, dict[str, int]]] = {}
 
 
-def _accesses() -> dict[str, dict[str, dict[str, int]]]:
-    if not _ACCESSES:
-        r = sm90.script(Path(__file__).parent / "access_lines.py", str(PROGRAM), json.dumps(SIZES))
-        assert r.returncode == 0, r.stderr[-3000:]
-        _ACCESSES.update(json.loads(r.stdout.strip().splitlines()[-1]))
-    return _ACCESSES
+def _accesses(function: str) -> dict[str, dict[str, int]]:
+    """``function``'s accesses compiled for sm_90a at its ``SIZES`` (once per test run)."""
+    return access_counts.accesses(PROGRAM, function, SIZES[function])
 
 
 @pytest.mark.slow
@@ -187,7 +182,7 @@ def _accesses() -> dict[str, dict[str, dict[str, int]]]:
 )
 def test_auto_accesses_whole_lines(function: str, access: str) -> None:
     """Compiled for sm_90a under auto: vector accesses (v2 / v4), not an element a thread."""
-    got = _accesses()[function]
+    got = _accesses(function)
     assert access in got, f"no access of {access} in {function}: {got}"
     assert got[access].get("x1", 0) == 0, f"{function}: {access} is {got[access]}; {got}"
 

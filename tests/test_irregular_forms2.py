@@ -13,12 +13,11 @@ counted in the PTX (perf/compile_all.py ``accesses``)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
+import access_counts
 import pytest
-import sm90
 import torch
 from kernel_util import DEVICE, load_once
 
@@ -369,15 +368,10 @@ SIZES: dict[str, dict[str, int]] = {
     "chunk_rows": {"M": 256, "N": 1024},
 }
 
-_ACCESSES: dict[str, dict[str, dict[str, int]]] = {}
 
-
-def _accesses() -> dict[str, dict[str, dict[str, int]]]:
-    if not _ACCESSES:
-        r = sm90.script(Path(__file__).parent / "access_lines.py", str(PROGRAM), json.dumps(SIZES))
-        assert r.returncode == 0, r.stderr[-3000:]
-        _ACCESSES.update(json.loads(r.stdout.strip().splitlines()[-1]))
-    return _ACCESSES
+def _accesses(function: str) -> dict[str, dict[str, int]]:
+    """``function``'s accesses compiled for sm_90a at its ``SIZES`` (once per test run)."""
+    return access_counts.accesses(PROGRAM, function, SIZES[function])
 
 
 # (function, "tensor.ld" / "tensor.st", scalar accesses allowed, why not yet): the accesses that run along
@@ -454,7 +448,7 @@ WHOLE: list[tuple[str, str, int, str]] = [
     ],
 )
 def test_auto_accesses_whole_lines(function: str, access: str, scalars: int) -> None:
-    got = _accesses()[function]
+    got = _accesses(function)
     assert access in got, f"no access of {access} in {function}: {got}"
     assert got[access].get("x1", 0) <= scalars, (
         f"{function}: {access} is {got[access]} (x1: an element a thread); {got}"

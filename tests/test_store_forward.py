@@ -123,8 +123,11 @@ def _center_scale(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     return d * torch.rsqrt((d * d).mean(1, keepdim=True) + 1e-5) * w.double()
 
 
-@pytest.mark.parametrize("schedule", ["source", "auto"])
-@pytest.mark.parametrize(("m", "n"), [(9, 130), (3, 700)])
+# auto at both sizes (a row of 700 past its first block); the source schedule has one kernel a function
+# whatever the size, a loop along the row an element a step: the first size only
+@pytest.mark.parametrize(
+    ("schedule", "m", "n"), [("source", 9, 130), ("auto", 9, 130), ("auto", 3, 700)], ids=lambda v: str(v)
+)
 def test_each_kernel_computes_what_torch_does(schedule: str, m: int, n: int) -> None:
     _, mod = _out(schedule)
     x = randn(m, n, seed=m + n)

@@ -143,6 +143,18 @@ def install() -> None:
 
 
 @contextmanager
+def installed() -> Iterator[None]:
+    """The memo in place of ``api.translate_full`` for a while: a request of the sm_90a compile worker
+    (tests/access_lines.py), whose process serves other requests after it."""
+    before = api.translate_full
+    api.translate_full = translate_full  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        api.translate_full = before  # type: ignore[assignment]
+
+
+@contextmanager
 def enabled(on: bool) -> Iterator[None]:
     """The memo on (where the run allows it) for one test, unless :func:`off_for_this_test`."""
     before = _STATE["on"]
