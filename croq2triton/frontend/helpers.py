@@ -53,6 +53,7 @@ def resolve_helpers(items: list[A.TopItem]) -> None:
         _kind(name, devices, kinds, [])
     for df in devices.values():  # calls between helpers
         if df.body is not None:
+            df.lets = [(n, _resolve(e, devices, kinds)) for n, e in df.lets]  # type: ignore[misc]
             df.body = _resolve(df.body, devices, kinds)  # type: ignore[assignment]
     for item in items:
         if isinstance(item, A.CoFunction):
@@ -72,7 +73,7 @@ def _kind(name: str, devices: dict[str, DeviceFunction], kinds: dict[str, str], 
         kinds[name] = "refused"
         return "refused"
     kind = "inline" if df.shuffles or df.addresses else "value"
-    for n in df.body.walk():
+    for n in df.nodes():
         if isinstance(n, A.Call) and n.kind == "call":
             if n.name not in devices:
                 df.body, df.refusal = None, _unknown(n)
@@ -85,6 +86,8 @@ def _kind(name: str, devices: dict[str, DeviceFunction], kinds: dict[str, str], 
                 break
             if inner == "inline":
                 kind = "inline"
+    if kind == "inline":
+        df.flatten()  # expanded at each call: one expression
     kinds[name] = kind
     return kind
 
@@ -145,11 +148,13 @@ def _specialized(df: DeviceFunction, targs: list[A.Expr]) -> DeviceFunction:
     params = [
         dataclasses.replace(p, ctype=types[p.template], template=None) if p.template in types else p for p in df.params
     ]
-    body = _rewrite(
-        copy.deepcopy(df.body),
-        lambda x: copy.deepcopy(values[x.name]) if isinstance(x, A.Name) and x.name in values else None,
-    )
-    return dataclasses.replace(df, params=params, body=body)  # type: ignore[arg-type]
+
+    def given(x: object) -> object | None:
+        return copy.deepcopy(values[x.name]) if isinstance(x, A.Name) and x.name in values else None
+
+    body = _rewrite(copy.deepcopy(df.body), given)
+    lets = [(n, _rewrite(copy.deepcopy(e), given)) for n, e in df.lets]
+    return dataclasses.replace(df, params=params, body=body, lets=lets)  # type: ignore[arg-type]
 
 
 def _statement(s: A.CallStmt, devices: dict[str, DeviceFunction], kinds: dict[str, str]) -> A.Stmt:

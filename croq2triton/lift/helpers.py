@@ -91,7 +91,14 @@ class DeviceCalls:
         assert df.body is not None
         saved_body, saved_scopes = self.body, self.scopes
         self.body, self.scopes = [], [scope]  # the helper sees its parameters only
+        lets: list[tuple[E.Var, E.Expr]] = []
         try:
+            for let_name, e in df.lets:  # its named values (frontend/device_body.py), each a line
+                v = self.expr(e)
+                ctype = self.ctype_of(v)
+                var = E.Var(_param_name(let_name), ir_type(ctype) or "i32")
+                lets.append((var, self.convert(v, ctype).expr))
+                scope[let_name] = Value(var, ctype)
             value = self.expr(df.body)
             if df.returns not in (None, "void"):
                 value = self.convert(value, df.returns)
@@ -100,11 +107,13 @@ class DeviceCalls:
             self.body, self.scopes = saved_body, saved_scopes
         if emitted:
             raise NotLifted(f"the helper '{c.name}', whose body needs statements in Triton", c)
-        unknown = {v.name for v in E.free_vars(value.expr)} - {p.name for p in params}
+        known = {p.name for p in params} | {v.name for v, _ in lets}
+        unknown = {v.name for e in (*(e for _, e in lets), value.expr) for v in E.free_vars(e)} - known
         if unknown:
             raise NotLifted(f"the helper '{c.name}', whose body reads {sorted(unknown)}", c)
         where = df.span.line if df.span is not None else 0
-        return N.Helper(name, tuple(params), value.expr, value.ctype, f"__device__ {df.name}", where)
+        doc = f"__device__ {df.name}"
+        return N.Helper(name, tuple(params), value.expr, value.ctype, doc, where, tuple(lets))
 
     # ------------------------------------------------------------ shuffles
     def shuffle(self, e: A.Builtin) -> Value:
