@@ -136,6 +136,23 @@ def test_the_helpers_on_a_block_tile(schedule: str) -> None:
     assert z.cpu().numpy().tolist() == _first_above((x32 * np.float32(2.0)).astype(np.float64)).tolist()
 
 
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_shuffles_in_a_loop_template_types_and_template_loop_bounds(schedule: str) -> None:
+    m = _module(schedule)
+    rows = 7
+    g = torch.Generator().manual_seed(4)
+    x = torch.randn(rows, 32, generator=g).to(DEVICE)
+    sums, twice, twice_f = _full(rows), _full(rows, 32, dtype=torch.int32), _full(rows, 32)
+    p3, p4 = _full(rows, 32), _full(rows, 32)
+    m.warps(x, sums, twice, twice_f, p3, p4)  # type: ignore[attr-defined]
+    x64 = x.double().cpu().numpy()
+    _close(sums, x64.sum(1), tol=1e-5)
+    assert twice.cpu().numpy().tolist() == [[2 * t + 3 for t in range(32)]] * rows
+    _close(twice_f, 2 * x64 + 0.5)
+    _close(p3, x64**3)
+    _close(p4, x64**4)
+
+
 def test_a_value_read_twice_is_computed_once() -> None:
     source = croq2triton.translate((PROGRAMS / PROGRAM).read_text(), filename=PROGRAM)
     low_bits = source.split("def _device_LOW_BITS(v):")[1].split("@triton.jit")[0]
@@ -144,6 +161,11 @@ def test_a_value_read_twice_is_computed_once() -> None:
     assert "return tl.where(w_11 & 1 != 0, count_22, count_21)" in low_bits  # the last value, not a name of it
     swish = source.split("def _device_SWISH(x, beta):")[1].split("@triton.jit")[0]
     assert "z_1 = beta * x" in swish and "return x * s_1" in swish
+    # a helper expanded at its call (shuffles): each named value a line of the kernel, shuffled once
+    warps = source.split("def warps_k0(")[1].split("@triton.jit")[0].split("_FN[")[0]
+    assert warps.count("tl.gather(") == 5 and warps.count("tl.load(") <= 4
+    # a template's values: one helper for each
+    assert "def _device_POWK_3(x):" in source and "def _device_POWK_4(x):" in source
     # helpers that call helpers stay calls of their @triton.jit functions
     assert "_device_CLAMP_RET(x, " in source.split("def _device_SOFT_CLAMP")[1]
 

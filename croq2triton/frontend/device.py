@@ -20,7 +20,6 @@ calls of the intrinsics below and of other helpers.
 
 from __future__ import annotations
 
-import copy
 import re
 from dataclasses import dataclass, field, fields
 
@@ -101,6 +100,12 @@ class DeviceFunction:
     tparams: tuple[tuple[str, bool], ...] = ()
     # values the body names (frontend/device_body.py), in order: each over the parameters and earlier ones
     lets: list[tuple[str, A.Expr]] = field(default_factory=list)
+    # what it was read from: its text, where, its template's type and value parameters (read again
+    # where a call gives the values: frontend/helpers.py)
+    source: tuple[str, Span | None, frozenset[str], frozenset[str]] | None = field(
+        default=None, compare=False, repr=False
+    )
+    instance: str = ""  # the template values it was read with (``3`` of ``POW<3>``): its helper's name has them
 
     def nodes(self) -> list[A.Node]:
         """Every node of the body and of its named values."""
@@ -109,14 +114,15 @@ class DeviceFunction:
         return [n for e in (*(e for _, e in self.lets), self.body) for n in e.walk()]
 
     def flatten(self) -> None:
-        """The named values substituted into the body (for a helper expanded at its call)."""
+        """The named values substituted into the body (for a helper expanded at its call): each one
+        node (``Paren.shared``) that its reads share, not a copy per read."""
         if self.body is None or not self.lets:
             return
         values: dict[str, A.Expr] = {}
 
         def sub(e: A.Expr) -> A.Expr:
             if isinstance(e, A.Name) and e.name in values:
-                return A.Paren(copy.deepcopy(values[e.name]), span=e.span)
+                return values[e.name]
             for f in fields(e):
                 v = getattr(e, f.name)
                 if f.name in ("span", "device", "written"):
@@ -128,7 +134,7 @@ class DeviceFunction:
             return e
 
         for name, e in self.lets:
-            values[name] = sub(e)
+            values[name] = A.Paren(sub(e), shared=name, span=e.span)
         self.body = sub(self.body)
         self.lets = []
 
@@ -208,21 +214,30 @@ def _strip_comments(text: str) -> str:
 
 
 def read_device(
-    text: str, span: Span | None, templates: set[str] | None = None, values: set[str] | None = None
+    text: str,
+    span: Span | None,
+    templates: set[str] | None = None,
+    values: set[str] | None = None,
+    given: dict[str, int] | None = None,
 ) -> DeviceFunction | None:
     """The device function of one device-code island (None when it declares something else: a
     variable, a struct); ``templates`` / ``values``: the names of its template's type and value
-    parameters (a value parameter is a name of its body that a call's template argument gives)."""
+    parameters (a value parameter is a name of its body that a call's template argument gives);
+    ``given``: the values of those a call's template arguments give (a loop's bound)."""
     base = span.start if span is not None and span.offsets_known else 0
     smap = span._map if span is not None and span.offsets_known else None  # noqa: SLF001 - the island's own map
     reader = _Reader(text, base, smap, span, templates or set())
     reader.values = values or set()
+    reader.given = given or {}
     try:
         toks = _tokens(text, base)
     except _Refused:
         return None
     reader.toks = toks
-    return reader.function()
+    df = reader.function()
+    if df is not None:
+        df.source = (text, span, frozenset(templates or ()), frozenset(values or ()))
+    return df
 
 
 class _Reader(StatementReader):

@@ -90,6 +90,7 @@ class StatementReader:
     scope: list[tuple[set[str], dict[str, Local]]]  # per block: names it declares, outer locals they hide
     returns: str | None
     void: bool
+    given: dict[str, int]  # template value parameters a call gives (``POW<3>``)
     effects: list[A.Expr]
     depth: int  # how deep in ``if`` / ``for`` the reader is
     returned: list[tuple[A.Expr, A.Expr]]  # each ``return`` read: its value as written, converted
@@ -104,7 +105,9 @@ class StatementReader:
         self.lets = []
         env = {name: Local(p.ctype, A.Name(name, span=None), p.pointer) for name, p in self.params.items()}
         for name in self.values:
-            env[name] = Local(None, A.Name(name), True)
+            known = self.given.get(name)
+            value = A.Name(name) if known is None else A.IntLit(known, str(known))
+            env[name] = Local(None, value, True)
         open_ = self.peek()
         flow = self.block(env)
         if void:

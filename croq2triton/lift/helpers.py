@@ -46,6 +46,29 @@ class DeviceCalls:
     emit: Any
     lane_axis: dict[str, int]
 
+    shared_values: dict[int, Value] | None = None  # a helper expanded at its call: its named values
+
+    def expr(self, e: A.Expr, want: str | None = None) -> Value:
+        """A helper's body expanded at its call (frontend/helpers.py) computes each value it names
+        once: a ``let`` of the kernel before the statement."""
+        if isinstance(e, A.Paren) and e.written is not None:
+            saved, self.shared_values = self.shared_values, {}
+            try:
+                return super().expr(e, want)  # type: ignore[misc]
+            finally:
+                self.shared_values = saved
+        if isinstance(e, A.Paren) and e.shared is not None and self.shared_values is not None:
+            known = self.shared_values.get(id(e))
+            if known is None:
+                v = super().expr(e, want)  # type: ignore[misc]
+                if not isinstance(v.expr, (E.Var, E.Const)):
+                    var = E.Var(self.fresh(e.shared), v.expr.dtype, dims=v.expr.shape)
+                    self.emit(N.Let(var, v.expr), e)
+                    v = Value(var, v.ctype)
+                known = self.shared_values[id(e)] = v
+            return known
+        return super().expr(e, want)  # type: ignore[misc]
+
     def builtin(self, e: A.Builtin) -> Value:
         if e.name in SHUFFLE_BUILTINS:
             return self.shuffle(e)
@@ -78,7 +101,7 @@ class DeviceCalls:
             params.append(var)
             args.append(arg)
             scope[p.name] = Value(var, ctype)
-        name = "_device_" + "_".join([df.name.replace("::", "_"), *deduced.values()])
+        name = "_device_" + "_".join([df.name.replace("::", "_"), *deduced.values(), *filter(None, [df.instance])])
         helper = self.helpers.get(name)
         if helper is None:
             helper = self.helper_body(name, df, params, scope, c)
