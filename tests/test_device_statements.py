@@ -210,6 +210,16 @@ __device__ float ADDRESS_OF(float x) {
   float s = x;
   return OTHER(&s);
 }
+__device__ float NESTED(float x) {
+  float s = x;
+  for (int i = 0; i < 20; ++i)
+    for (int j = 0; j < 20; ++j) s += x;
+  return s;
+}
+__device__ float VECTOR(float x) {
+  float4 v = make_float4(x, x, x, x);
+  return x;
+}
 
 __co__ void uses_WHILE_LOOP(global f32 [N] a) {
   parallel p by N : block { a.at(p) = call WHILE_LOOP(a.at(p)); }
@@ -238,6 +248,12 @@ __co__ void uses_NO_RETURN(global f32 [N] a) {
 __co__ void uses_ADDRESS_OF(global f32 [N] a) {
   parallel p by N : block { a.at(p) = call ADDRESS_OF(a.at(p)); }
 }
+__co__ void uses_NESTED(global f32 [N] a) {
+  parallel p by N : block { a.at(p) = call NESTED(a.at(p)); }
+}
+__co__ void uses_VECTOR(global f32 [N] a) {
+  parallel p by N : block { a.at(p) = call VECTOR(a.at(p)); }
+}
 """
 
 
@@ -251,7 +267,7 @@ def test_constructs_that_stay_refused_are_named_at_their_line() -> None:
         assert len(found) == 1, message
         return found[0]
 
-    assert "refused.co:42:" in refusal("uses_WHILE_LOOP")  # at the call
+    assert "refused.co:52:" in refusal("uses_WHILE_LOOP")  # at the call
     assert "a 'while' loop at line 4" in refusal("uses_WHILE_LOOP")
     assert "a 'for' loop whose trip count is not known at translation at line 9" in refusal("uses_RUNTIME_BOUND")
     assert "an array 'v' at line 13" in refusal("uses_ARRAY_LOCAL")
@@ -261,6 +277,8 @@ def test_constructs_that_stay_refused_are_named_at_their_line() -> None:
     assert "a store through the pointer 'p' at line 31" in refusal("uses_STORE")
     assert "a path to the end of its body without a 'return' at line 35" in refusal("uses_NO_RETURN")
     assert "the address of the local 's' at line 38" in refusal("uses_ADDRESS_OF")
+    assert "loops of more than 256 iterations in all at line 43" in refusal("uses_NESTED")
+    assert "a local of type 'float4' at line 47" in refusal("uses_VECTOR")
 
 
 # ----------------------------------------------------------------------------- sm_90a

@@ -28,6 +28,7 @@ from typing import Any
 from . import ast as A
 
 MAX_TRIPS = 64  # iterations of one loop that are unrolled
+MAX_UNROLLED = 256  # iterations of all the loops of a body (nested ones multiply)
 MAX_TERMS = 4000  # nodes of a value: substitution doubles a value read twice per statement
 ASSIGN_OPS = ("=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=")
 REFUSED_WORDS = {
@@ -91,6 +92,7 @@ class StatementReader:
     returns: str | None
     void: bool
     given: dict[str, int]  # template value parameters a call gives (``POW<3>``)
+    unrolled: int  # loop iterations read so far
     effects: list[A.Expr]
     depth: int  # how deep in ``if`` / ``for`` the reader is
     returned: list[tuple[A.Expr, A.Expr]]  # each ``return`` read: its value as written, converted
@@ -102,7 +104,7 @@ class StatementReader:
         function's one effect."""
         self.void, self.returns = void, returns
         self.effects, self.declared, self.scope, self.depth, self.returned = [], set(), [], 0, []
-        self.lets = []
+        self.lets, self.unrolled = [], 0
         env = {name: Local(p.ctype, A.Name(name, span=None), p.pointer) for name, p in self.params.items()}
         for name in self.values:
             known = self.given.get(name)
@@ -386,6 +388,9 @@ class StatementReader:
                 trips += 1
                 if trips > MAX_TRIPS:
                     raise Refused(f"a 'for' loop of more than {MAX_TRIPS} iterations{self.line_of(at)}")
+                self.unrolled += 1
+                if self.unrolled > MAX_UNROLLED:
+                    raise Refused(f"loops of more than {MAX_UNROLLED} iterations in all{self.line_of(at)}")
                 self.pos = body_at
                 flow = self.sequence(flow, self.branch(flow.env))
                 if flow.env is None:
@@ -480,6 +485,8 @@ class StatementReader:
             if self.has_atomic(value):
                 raise Refused(f"an atomic whose result is kept in a local{self.line_of(t)}")
             self.assign(env, name, op, value)
+        elif t.kind == "id" and self.peek(1).kind == "id":
+            raise Refused(f"a local of type '{t.text}'{self.line_of(t)}")
         elif t.text == "*" and self.peek(1).kind == "id" and self.peek(2).text in ASSIGN_OPS:
             raise Refused(f"a store through the pointer '{self.peek(1).text}'{self.line_of(t)}")
         else:
