@@ -153,6 +153,19 @@ def test_shuffles_in_a_loop_template_types_and_template_loop_bounds(schedule: st
     _close(p4, x64**4)
 
 
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_template_values_reach_helper_calls_and_shuffle_segments(schedule: str) -> None:
+    m = _module(schedule)
+    rows = 5
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(rows, 32, generator=g).to(DEVICE)
+    sq, seg = _full(rows, 32), _full(rows, 32)
+    m.segments(x, sq, seg)  # type: ignore[attr-defined]
+    x64 = x.double().cpu().numpy()
+    _close(sq, x64**2 + (x64 + 1) ** 2 + (x64 + 2) ** 2, tol=1e-4)
+    _close(seg, np.repeat(x64.reshape(rows, 4, 8).sum(2), 8, axis=1))
+
+
 def test_a_value_read_twice_is_computed_once() -> None:
     source = croq2triton.translate((PROGRAMS / PROGRAM).read_text(), filename=PROGRAM)
     low_bits = source.split("def _device_LOW_BITS(v):")[1].split("@triton.jit")[0]

@@ -85,6 +85,7 @@ class StatementReader:
     line_of: Any
     type_of: Any
     is_type: Any
+    sp: Any
 
     env: dict[str, Local] | None = None  # the locals where the reader is (None: outside a body)
     declared: set[str]  # the names the body declares (their address cannot be taken)
@@ -160,9 +161,6 @@ class StatementReader:
     def effect_line(self, k: int) -> int | str:
         span = self.effects[k].span
         return span.line if span is not None and span.line else "?"
-
-    def sp(self, start: int, end: int) -> Any:  # (the expression reader's)
-        raise NotImplementedError
 
     # ------------------------------------------------------------ statements
     def block(self, env: dict[str, Local]) -> Flow:

@@ -104,7 +104,10 @@ def _resolve(node: object, devices: dict[str, DeviceFunction], kinds: dict[str, 
             return _statement(x, devices, kinds)
         if isinstance(x, A.Call) and (df := _helper(x, devices)) is not None:
             x.args = [_resolve(a, devices, kinds) for a in x.args]  # type: ignore[misc]
-            if kinds.get(df.name) == "inline":
+            inline = kinds.get(df.name) == "inline"
+            if df.instance and df.body is not None:  # read again for the call's template values
+                df, inline = _settled(df, devices, kinds)
+            if inline and df.body is not None:
                 return _expand(x, df, devices, kinds)
             x.device = df
             return x
@@ -132,8 +135,10 @@ def _specialized(df: DeviceFunction, targs: list[A.Expr]) -> DeviceFunction:
     type ``T`` of that type and ``S`` in its body that value (a refusal where they do not fit)."""
     if df.body is None:
         again = _read_given(df, targs)
-        if again is None or again.body is None:
+        if again is None:
             return df
+        if again.body is None:  # (why it does not translate with those values)
+            return again
         df = again
     if len(targs) > len(df.tparams):
         what = f"{len(targs)} template argument(s), its template has {len(df.tparams)} parameter(s)"
@@ -181,6 +186,29 @@ def _read_given(df: DeviceFunction, targs: list[A.Expr]) -> DeviceFunction | Non
     suffix = "_".join(f"{v}" if v >= 0 else f"m{-v}" for v in given.values())
     again.instance = suffix  # one @triton.jit function per set of values
     return again
+
+
+def _settled(
+    df: DeviceFunction, devices: dict[str, DeviceFunction], kinds: dict[str, str]
+) -> tuple[DeviceFunction, bool]:
+    """A helper read again for a call's template values (:func:`_read_given`) as :func:`_kind` and
+    :func:`resolve_helpers` leave the others: the helpers it calls resolved, and whether it is
+    expanded at the call."""
+    inline = df.shuffles or df.addresses
+    for n in df.nodes():
+        if isinstance(n, A.Call) and n.kind == "call":
+            if n.name not in devices:
+                return dataclasses.replace(df, body=None, refusal=_unknown(n)), False
+            inner = _kind(n.name, devices, kinds, [df.name])
+            if inner == "refused":
+                why = f"it calls '{n.name}', which is not translated ({devices[n.name].refusal})"
+                return dataclasses.replace(df, body=None, refusal=why), False
+            inline = inline or inner == "inline"
+    if inline:
+        df.flatten()
+    df.lets = [(n, _resolve(e, devices, kinds)) for n, e in df.lets]  # type: ignore[misc]
+    df.body = _resolve(df.body, devices, kinds)  # type: ignore[assignment]
+    return df, inline
 
 
 def _statement(s: A.CallStmt, devices: dict[str, DeviceFunction], kinds: dict[str, str]) -> A.Stmt:
