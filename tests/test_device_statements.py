@@ -159,11 +159,15 @@ def test_template_values_reach_helper_calls_and_shuffle_segments(schedule: str) 
     rows = 5
     g = torch.Generator().manual_seed(5)
     x = torch.randn(rows, 32, generator=g).to(DEVICE)
-    sq, seg = _full(rows, 32), _full(rows, 32)
-    m.segments(x, sq, seg)  # type: ignore[attr-defined]
+    sq, seg, pick = _full(rows, 32), _full(rows, 32), _full(rows, 32)
+    m.segments(x, sq, seg, pick)  # type: ignore[attr-defined]
     x64 = x.double().cpu().numpy()
-    _close(sq, x64**2 + (x64 + 1) ** 2 + (x64 + 2) ** 2, tol=1e-4)
+    want_sq = x64**2 + (x64 + 1) ** 2 + (x64 + 2) ** 2
+    _close(sq, want_sq, tol=1e-4)
     _close(seg, np.repeat(x64.reshape(rows, 4, 8).sum(2), 8, axis=1))
+    neighbour = x64.reshape(rows, 16, 2)[:, :, ::-1].reshape(rows, 32)  # lane l ^ 1
+    sq64 = sq.double().cpu().numpy()  # (what the kernel stored: read back in the same launch)
+    _close(pick, np.where(x64 > 0, sq64 + 1.0, sq64 * 2.0 + neighbour), tol=1e-4)
 
 
 def test_a_value_read_twice_is_computed_once() -> None:

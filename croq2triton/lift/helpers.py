@@ -46,26 +46,35 @@ class DeviceCalls:
     emit: Any
     lane_axis: dict[str, int]
 
-    shared_values: dict[int, Value] | None = None  # a helper expanded at its call: its named values
+    # a helper expanded at its call: the values it names, and how many conditions held at the call
+    shared_values: tuple[dict[int, Value], int] | None = None
+    pred: list[E.Expr]
 
     def expr(self, e: A.Expr, want: str | None = None) -> Value:
         """A helper's body expanded at its call (frontend/helpers.py) computes each value it names
-        once: a ``let`` of the kernel before the statement."""
+        and each argument once, a ``let`` of the kernel before the statement, as C evaluates the
+        arguments: where the call runs, whatever branch of the body reads them (their element
+        reads masked by the conditions of the call, not of a ``?:`` inside the body)."""
         if isinstance(e, A.Paren) and e.written is not None:
-            saved, self.shared_values = self.shared_values, {}
+            saved, self.shared_values = self.shared_values, ({}, len(self.pred))
             try:
                 return super().expr(e, want)  # type: ignore[misc]
             finally:
                 self.shared_values = saved
         if isinstance(e, A.Paren) and e.shared is not None and self.shared_values is not None:
-            known = self.shared_values.get(id(e))
+            memo, depth = self.shared_values
+            known = memo.get(id(e))
             if known is None:
-                v = super().expr(e, want)  # type: ignore[misc]
+                inside, self.pred = self.pred, self.pred[:depth]
+                try:
+                    v = super().expr(e, want)  # type: ignore[misc]
+                finally:
+                    self.pred = inside
                 if not isinstance(v.expr, (E.Var, E.Const)):
                     var = E.Var(self.fresh(e.shared), v.expr.dtype, dims=v.expr.shape)
                     self.emit(N.Let(var, v.expr), e)
                     v = Value(var, v.ctype)
-                known = self.shared_values[id(e)] = v
+                known = memo[id(e)] = v
             return known
         return super().expr(e, want)  # type: ignore[misc]
 
