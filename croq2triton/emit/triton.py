@@ -332,5 +332,7 @@ def emit_helper(helper: N.Helper, src_name: str) -> str:
     where = f"  # {src_name}:{helper.line}" if helper.line else ""
     lines = ["@triton.jit", f"def {helper.name}({params}):{where}"]
     lines.extend(docstring(f"The {helper.doc} of {src_name}." if helper.doc else "A helper."))
+    for var, value in helper.lets:
+        lines.extend(layout(to_ast(value), 1, f"{var.name} = "))
     lines.extend(layout(to_ast(helper.body), 1, "return "))
     return "\n".join(lines) + "\n"

@@ -178,6 +178,9 @@ class Paren(Expr):
     # the call of a __device__ helper this is the expanded body of (frontend/helpers.py): what the
     # source wrote, for printing it back
     written: Call | None = field(default=None, compare=False, repr=False)
+    # a value the helper's body names (``count_2``, frontend/device_body.py): one node that each of its
+    # reads shares, computed once where the expanded body is lifted
+    shared: str | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass

@@ -1,13 +1,15 @@
 """``__device__`` helper functions of a .co file (LANGUAGE.md 1, 7.7), read so that ``call`` can
 use the ones Triton can express.
 
-The front end keeps device code as text islands (frontend/preprocess.py).  A helper whose body is
-one ``return`` of an expression over its parameters, with arithmetic and CUDA intrinsics that have
-a Triton counterpart, is read here into a Croqtile expression (the front end's own AST): math
+The front end keeps device code as text islands (frontend/preprocess.py).  A helper whose body
+computes a value from its parameters, with arithmetic and CUDA intrinsics that have a Triton
+counterpart, is read here into a Croqtile expression (the front end's own AST): math
 intrinsics become the Croqtile builtins that compute them (``fabsf`` is ``__fabs``, ``__expf`` is
 ``__exp``), atomics the Croqtile atomics on the element their pointer addresses (``atomicAdd(a, b)``
 is ``__atomic_add(*a, b)``; a call passes ``&t.at(i)`` for ``a``), warp shuffles a builtin of
 their own (``__shfl_xor_sync``, a permutation of the threads' values that the lifting knows).
+A body of statements (locals, assignments, ``if``, ``for`` loops of a trip count known at
+translation, early ``return``s) is that one expression by substitution (frontend/device_body.py).
 Anything else leaves the function with the reason, naming the construct where it stands
 (``a 'for' loop at line 12``), which a call of it reports.
 
@@ -19,10 +21,12 @@ calls of the intrinsics below and of other helpers.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from ..errors import Span
 from . import ast as A
+from .device_body import Refused as _Refused
+from .device_body import StatementReader
 from .preprocess import C_BINARY_LEVELS
 
 # C spellings of the element types (``choreo::`` / ``croq::`` names are the Croqtile ones)
@@ -70,11 +74,6 @@ SHUFFLES = {
     "__shfl_down": ("__shfl_down_sync", False), "__shfl_up": ("__shfl_up_sync", False),
 }  # fmt: skip
 SHUFFLE_BUILTINS = frozenset(b for b, _ in SHUFFLES.values())
-STATEMENT_WORDS = {
-    "for": "a 'for' loop", "while": "a 'while' loop", "do": "a 'do' loop", "if": "an 'if'", "switch": "a 'switch'",
-    "asm": "inline asm", "__asm__": "inline asm", "__asm": "inline asm", "goto": "a 'goto'", "break": "a 'break'",
-    "continue": "a 'continue'", "return": "a second 'return'",
-}  # fmt: skip
 
 
 @dataclass
@@ -99,29 +98,60 @@ class DeviceFunction:
     span: Span | None = field(default=None, compare=False, repr=False)
     # ``template <typename T, int S>``: its parameters in order, each with whether it is a type
     tparams: tuple[tuple[str, bool], ...] = ()
+    # values the body names (frontend/device_body.py), in order: each over the parameters and earlier ones
+    lets: list[tuple[str, A.Expr]] = field(default_factory=list)
+    # what it was read from: its text, where, its template's type and value parameters (read again
+    # where a call gives the values: frontend/helpers.py)
+    source: tuple[str, Span | None, frozenset[str], frozenset[str]] | None = field(
+        default=None, compare=False, repr=False
+    )
+    instance: str = ""  # the template values it was read with (``3`` of ``POW<3>``): its helper's name has them
+
+    def nodes(self) -> list[A.Node]:
+        """Every node of the body and of its named values."""
+        if self.body is None:
+            return []
+        return [n for e in (*(e for _, e in self.lets), self.body) for n in e.walk()]
+
+    def flatten(self) -> None:
+        """The named values substituted into the body (for a helper expanded at its call): each one
+        node (``Paren.shared``) that its reads share, not a copy per read."""
+        if self.body is None or not self.lets:
+            return
+        values: dict[str, A.Expr] = {}
+
+        def sub(e: A.Expr) -> A.Expr:
+            if isinstance(e, A.Name) and e.name in values:
+                return values[e.name]
+            for f in fields(e):
+                v = getattr(e, f.name)
+                if f.name in ("span", "device", "written"):
+                    continue
+                if isinstance(v, A.Expr):
+                    setattr(e, f.name, sub(v))
+                elif isinstance(v, list):
+                    setattr(e, f.name, [sub(x) if isinstance(x, A.Expr) else x for x in v])
+            return e
+
+        for name, e in self.lets:
+            values[name] = A.Paren(sub(e), shared=name, span=e.span)
+        self.body = sub(self.body)
+        self.lets = []
 
     @property
     def shuffles(self) -> bool:
         """Does the body exchange values between threads (a warp shuffle)?"""
-        return self.body is not None and any(
-            isinstance(n, A.Builtin) and n.name in SHUFFLE_BUILTINS for n in self.body.walk()
-        )
+        return any(isinstance(n, A.Builtin) and n.name in SHUFFLE_BUILTINS for n in self.nodes())
 
     @property
     def addresses(self) -> bool:
         """Does the body take an address or go through a pointer (an atomic, a read through ``*p``)?"""
         if any(p.pointer for p in self.params):
             return True
-        return self.body is not None and any(
+        return any(
             (isinstance(n, A.Call) and n.kind == "atomic") or (isinstance(n, A.Unary) and n.op in ("&", "*"))
-            for n in self.body.walk()
+            for n in self.nodes()
         )
-
-
-class _Refused(Exception):
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 _TOKEN = re.compile(
@@ -129,7 +159,7 @@ _TOKEN = re.compile(
     r"|(?P<num>0[xX][0-9a-fA-F]+[uUlL]*|(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?[fFuUlL]*)"
     r"|(?P<id>(?:::)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)"
     r"|(?P<str>\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*')"
-    r"|(?P<op><<=|>>=|->|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&|^~!<>=?:;,.(){}\[\]#])",
+    r"|(?P<op><<=|>>=|->|\+=|-=|\*=|/=|%=|&=|\|=|\^=|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&|^~!<>=?:;,.(){}\[\]#])",
     re.S,
 )
 
@@ -184,24 +214,33 @@ def _strip_comments(text: str) -> str:
 
 
 def read_device(
-    text: str, span: Span | None, templates: set[str] | None = None, values: set[str] | None = None
+    text: str,
+    span: Span | None,
+    templates: set[str] | None = None,
+    values: set[str] | None = None,
+    given: dict[str, int] | None = None,
 ) -> DeviceFunction | None:
     """The device function of one device-code island (None when it declares something else: a
     variable, a struct); ``templates`` / ``values``: the names of its template's type and value
-    parameters (a value parameter is a name of its body that a call's template argument gives)."""
+    parameters (a value parameter is a name of its body that a call's template argument gives);
+    ``given``: the values of those a call's template arguments give (a loop's bound)."""
     base = span.start if span is not None and span.offsets_known else 0
     smap = span._map if span is not None and span.offsets_known else None  # noqa: SLF001 - the island's own map
     reader = _Reader(text, base, smap, span, templates or set())
     reader.values = values or set()
+    reader.given = given or {}
     try:
         toks = _tokens(text, base)
     except _Refused:
         return None
     reader.toks = toks
-    return reader.function()
+    df = reader.function()
+    if df is not None:
+        df.source = (text, span, frozenset(templates or ()), frozenset(values or ()))
+    return df
 
 
-class _Reader:
+class _Reader(StatementReader):
     def __init__(self, text: str, base: int, smap: object, span: Span | None, templates: set[str]) -> None:
         self.text = text
         self.base = base
@@ -261,10 +300,10 @@ class _Reader:
         if self.peek().text != "{":
             return DeviceFunction(name, params, returns, None, "it is declared here without a body", span)
         try:
-            body = self.body(returns == "void")
+            body = self.body(returns)
         except _Refused as e:
             return DeviceFunction(name, params, returns, None, e.message, span)
-        return DeviceFunction(name, params, returns, body, None, span)
+        return DeviceFunction(name, params, returns, body, None, span, lets=self.lets)
 
     def type_of(self, words: list[str], allow_void: bool = False) -> str | None:
         """The Croqtile type of a C type spelt by ``words`` (None: a template's type parameter)."""
@@ -321,40 +360,9 @@ class _Reader:
                 raise _Refused(f"'{sep.text}' in its parameter list{self.line_of(sep)}")
 
     # ------------------------------------------------------------ body
-    def body(self, void: bool) -> A.Expr:
-        """``{ return e; }``, or ``{ e; }`` in a function that returns nothing (``atomicAdd(p, 1);``)."""
-        self.expect("{")
-        first = self.peek()
-        if void and first.text != "return":
-            try:
-                value = self.expr()
-            except _Refused as e:
-                raise _Refused(f"its body is not one expression: {e.message}") from None
-        elif first.text != "return":
-            raise _Refused(f"its body is not one return of an expression: {self.statement(first)}{self.line_of(first)}")
-        else:
-            self.take()
-            value = self.expr()
-        end = self.take()
-        if end.text != ";":
-            raise _Refused(f"'{end.text}' after its return value{self.line_of(end)}")
-        after = self.peek()
-        if after.text != "}":
-            raise _Refused(
-                f"its body is not one return of an expression: {self.statement(after)} after the return"
-                f"{self.line_of(after)}"
-            )
-        return value
-
-    def statement(self, t: _Tok) -> str:
-        if t.text in STATEMENT_WORDS:
-            return STATEMENT_WORDS[t.text]
-        if t.text in ("{", ";"):
-            return "a block" if t.text == "{" else "an empty statement"
-        nxt = self.peek(1) if self.peek() is t else None
-        if t.kind == "id" and (t.text in C_TYPES or t.text in QUALIFIERS or (nxt is not None and nxt.kind == "id")):
-            return "a declaration"
-        return "a statement"
+    def body(self, returns: str | None) -> A.Expr:
+        """The body as one expression (frontend/device_body.py)."""
+        return self.statements(returns == "void", returns)
 
     # ------------------------------------------------------------ expressions (C precedence)
     BINARY_LEVELS = C_BINARY_LEVELS
@@ -392,6 +400,8 @@ class _Reader:
     def unary(self) -> A.Expr:
         t = self.peek()
         if t.text in ("-", "!", "~", "&", "*", "+"):
+            if t.text == "&" and self.is_local(self.peek(1)):
+                raise _Refused(f"the address of the local '{self.peek(1).text}'{self.line_of(t)}")
             self.take()
             operand = self.unary()
             if t.text == "+":
@@ -476,6 +486,9 @@ class _Reader:
                     self.expect(")")
                     return self.cast([t.text], value, t)
                 return self.call(t)
+            local = self.local_value(t)
+            if local is not None:
+                return local
             if self.peek().text == "<" and not self.peek(1).kind == "num" and t.text not in self.params:
                 raise _Refused(f"a template call of '{t.text}'{self.line_of(t)}")
             if t.text in self.params or t.text in self.values:

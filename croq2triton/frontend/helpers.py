@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from . import ast as A
 from .device import C_TYPES, CROQ_TYPES, DeviceFunction, read_device, template_list
+from .device_body import fold
 
 
 def device_functions(items: list[A.TopItem]) -> dict[str, DeviceFunction]:
@@ -53,6 +54,7 @@ def resolve_helpers(items: list[A.TopItem]) -> None:
         _kind(name, devices, kinds, [])
     for df in devices.values():  # calls between helpers
         if df.body is not None:
+            df.lets = [(n, _resolve(e, devices, kinds)) for n, e in df.lets]  # type: ignore[misc]
             df.body = _resolve(df.body, devices, kinds)  # type: ignore[assignment]
     for item in items:
         if isinstance(item, A.CoFunction):
@@ -72,7 +74,7 @@ def _kind(name: str, devices: dict[str, DeviceFunction], kinds: dict[str, str], 
         kinds[name] = "refused"
         return "refused"
     kind = "inline" if df.shuffles or df.addresses else "value"
-    for n in df.body.walk():
+    for n in df.nodes():
         if isinstance(n, A.Call) and n.kind == "call":
             if n.name not in devices:
                 df.body, df.refusal = None, _unknown(n)
@@ -85,6 +87,8 @@ def _kind(name: str, devices: dict[str, DeviceFunction], kinds: dict[str, str], 
                 break
             if inner == "inline":
                 kind = "inline"
+    if kind == "inline":
+        df.flatten()  # expanded at each call: one expression
     kinds[name] = kind
     return kind
 
@@ -100,7 +104,10 @@ def _resolve(node: object, devices: dict[str, DeviceFunction], kinds: dict[str, 
             return _statement(x, devices, kinds)
         if isinstance(x, A.Call) and (df := _helper(x, devices)) is not None:
             x.args = [_resolve(a, devices, kinds) for a in x.args]  # type: ignore[misc]
-            if kinds.get(df.name) == "inline":
+            inline = kinds.get(df.name) == "inline"
+            if df.instance and df.body is not None:  # read again for the call's template values
+                df, inline = _settled(df, devices, kinds)
+            if inline and df.body is not None:
                 return _expand(x, df, devices, kinds)
             x.device = df
             return x
@@ -127,7 +134,12 @@ def _specialized(df: DeviceFunction, targs: list[A.Expr]) -> DeviceFunction:
     """``call F<float, 3>(..)`` of ``template <typename T, int S>``: ``df`` with the parameters of
     type ``T`` of that type and ``S`` in its body that value (a refusal where they do not fit)."""
     if df.body is None:
-        return df
+        again = _read_given(df, targs)
+        if again is None:
+            return df
+        if again.body is None:  # (why it does not translate with those values)
+            return again
+        df = again
     if len(targs) > len(df.tparams):
         what = f"{len(targs)} template argument(s), its template has {len(df.tparams)} parameter(s)"
         return dataclasses.replace(df, body=None, refusal=what)
@@ -145,11 +157,58 @@ def _specialized(df: DeviceFunction, targs: list[A.Expr]) -> DeviceFunction:
     params = [
         dataclasses.replace(p, ctype=types[p.template], template=None) if p.template in types else p for p in df.params
     ]
-    body = _rewrite(
-        copy.deepcopy(df.body),
-        lambda x: copy.deepcopy(values[x.name]) if isinstance(x, A.Name) and x.name in values else None,
-    )
-    return dataclasses.replace(df, params=params, body=body)  # type: ignore[arg-type]
+
+    def given(x: object) -> object | None:
+        return copy.deepcopy(values[x.name]) if isinstance(x, A.Name) and x.name in values else None
+
+    body = _rewrite(copy.deepcopy(df.body), given)
+    lets = [(n, _rewrite(copy.deepcopy(e), given)) for n, e in df.lets]
+    return dataclasses.replace(df, params=params, body=body, lets=lets)  # type: ignore[arg-type]
+
+
+def _read_given(df: DeviceFunction, targs: list[A.Expr]) -> DeviceFunction | None:
+    """``df`` read again with the constants a call gives its template's value parameters (a loop
+    ``for (int i = 0; i < S; ++i)`` has a trip count known at translation once ``S`` is given)."""
+    if df.source is None:
+        return None
+    text, span, types, values = df.source
+    given: dict[str, int] = {}
+    for (name, is_type), arg in zip(df.tparams, targs, strict=False):
+        known = fold(arg) if not is_type and isinstance(arg, A.Expr) else None
+        if isinstance(known, int) and not isinstance(known, bool):
+            given[name] = known
+    if not given:
+        return None
+    again = read_device(text, span, set(types), set(values), given)
+    if again is None:
+        return None
+    again.tparams = df.tparams
+    suffix = "_".join(f"{v}" if v >= 0 else f"m{-v}" for v in given.values())
+    again.instance = suffix  # one @triton.jit function per set of values
+    return again
+
+
+def _settled(
+    df: DeviceFunction, devices: dict[str, DeviceFunction], kinds: dict[str, str]
+) -> tuple[DeviceFunction, bool]:
+    """A helper read again for a call's template values (:func:`_read_given`) as :func:`_kind` and
+    :func:`resolve_helpers` leave the others: the helpers it calls resolved, and whether it is
+    expanded at the call."""
+    inline = df.shuffles or df.addresses
+    for n in df.nodes():
+        if isinstance(n, A.Call) and n.kind == "call":
+            if n.name not in devices:
+                return dataclasses.replace(df, body=None, refusal=_unknown(n)), False
+            inner = _kind(n.name, devices, kinds, [df.name])
+            if inner == "refused":
+                why = f"it calls '{n.name}', which is not translated ({devices[n.name].refusal})"
+                return dataclasses.replace(df, body=None, refusal=why), False
+            inline = inline or inner == "inline"
+    if inline:
+        df.flatten()
+    df.lets = [(n, _resolve(e, devices, kinds)) for n, e in df.lets]  # type: ignore[misc]
+    df.body = _resolve(df.body, devices, kinds)  # type: ignore[assignment]
+    return df, inline
 
 
 def _statement(s: A.CallStmt, devices: dict[str, DeviceFunction], kinds: dict[str, str]) -> A.Stmt:
@@ -185,18 +244,27 @@ def _expand(c: A.Call, df: DeviceFunction, devices: dict[str, DeviceFunction], k
                 df, body=None, refusal=f"its parameter '{p.name}' is read twice and the argument changes something"
             )
             return c
-        if p.pointer or p.ctype is None:
+        if p.pointer:
             env[p.name] = A.Paren(arg, span=arg.span)
-        else:
-            env[p.name] = A.Cast(p.ctype, False, arg, span=arg.span)
+        else:  # one value that its reads share: computed once (lift/helpers.py)
+            value = arg if p.ctype is None else A.Cast(p.ctype, False, arg, span=arg.span)
+            env[p.name] = A.Paren(value, shared=p.name, span=arg.span)
     body = copy.deepcopy(df.body)
-    body = _rewrite(body, lambda x: copy.deepcopy(env[x.name]) if isinstance(x, A.Name) and x.name in env else None)
+    body = _rewrite(body, lambda x: _read(env, x))
     body = _rewrite(body, _through_address)
     assert isinstance(body, A.Expr)
     body = _resolve(body, devices, kinds)  # type: ignore[assignment]
     if df.returns not in (None, "void") and not (isinstance(body, A.Call) and body.kind == "atomic"):
         body = A.Cast(df.returns, False, body, span=c.span)  # type: ignore[arg-type]
     return A.Paren(body, written=c, span=c.span)  # type: ignore[arg-type]
+
+
+def _read(env: dict[str, A.Expr], x: object) -> object | None:
+    """A parameter's argument where the body reads it (a pointer's a copy each: ``*&e`` is ``e``)."""
+    if not isinstance(x, A.Name) or x.name not in env:
+        return None
+    value = env[x.name]
+    return value if isinstance(value, A.Paren) and value.shared is not None else copy.deepcopy(value)
 
 
 def _through_address(x: object) -> object | None:
@@ -210,16 +278,22 @@ def _through_address(x: object) -> object | None:
     return None
 
 
-def _rewrite(node: object, change: Callable[[object], object | None]) -> object:
-    """``node`` with every sub-node ``change`` replaces (returns other than None) replaced."""
+def _rewrite(node: object, change: Callable[[object], object | None], seen: dict[int, object] | None = None) -> object:
+    """``node`` with every sub-node ``change`` replaces (returns other than None) replaced; a node
+    that several parents share (a helper's named value) is rewritten once."""
+    seen = {} if seen is None else seen
+    if id(node) in seen:
+        return seen[id(node)]
     new = change(node)
     if new is not None:
+        seen[id(node)] = new
         return new
     if isinstance(node, A.Node):
+        seen[id(node)] = node
         for f in dataclasses.fields(node):
             if f.name in ("span", "device", "written"):
                 continue
-            setattr(node, f.name, _rewrite(getattr(node, f.name), change))
+            setattr(node, f.name, _rewrite(getattr(node, f.name), change, seen))
     elif isinstance(node, list):
-        return [_rewrite(y, change) for y in node]
+        return [_rewrite(y, change, seen) for y in node]
     return node

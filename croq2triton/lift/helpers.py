@@ -46,6 +46,38 @@ class DeviceCalls:
     emit: Any
     lane_axis: dict[str, int]
 
+    # a helper expanded at its call: the values it names, and how many conditions held at the call
+    shared_values: tuple[dict[int, Value], int] | None = None
+    pred: list[E.Expr]
+
+    def expr(self, e: A.Expr, want: str | None = None) -> Value:
+        """A helper's body expanded at its call (frontend/helpers.py) computes each value it names
+        and each argument once, a ``let`` of the kernel before the statement, as C evaluates the
+        arguments: where the call runs, whatever branch of the body reads them (their element
+        reads masked by the conditions of the call, not of a ``?:`` inside the body)."""
+        if isinstance(e, A.Paren) and e.written is not None:
+            saved, self.shared_values = self.shared_values, ({}, len(self.pred))
+            try:
+                return super().expr(e, want)  # type: ignore[misc]
+            finally:
+                self.shared_values = saved
+        if isinstance(e, A.Paren) and e.shared is not None and self.shared_values is not None:
+            memo, depth = self.shared_values
+            known = memo.get(id(e))
+            if known is None:
+                inside, self.pred = self.pred, self.pred[:depth]
+                try:
+                    v = super().expr(e, want)  # type: ignore[misc]
+                finally:
+                    self.pred = inside
+                if not isinstance(v.expr, (E.Var, E.Const)):
+                    var = E.Var(self.fresh(e.shared), v.expr.dtype, dims=v.expr.shape)
+                    self.emit(N.Let(var, v.expr), e)
+                    v = Value(var, v.ctype)
+                known = memo[id(e)] = v
+            return known
+        return super().expr(e, want)  # type: ignore[misc]
+
     def builtin(self, e: A.Builtin) -> Value:
         if e.name in SHUFFLE_BUILTINS:
             return self.shuffle(e)
@@ -78,7 +110,7 @@ class DeviceCalls:
             params.append(var)
             args.append(arg)
             scope[p.name] = Value(var, ctype)
-        name = "_device_" + "_".join([df.name.replace("::", "_"), *deduced.values()])
+        name = "_device_" + "_".join([df.name.replace("::", "_"), *deduced.values(), *filter(None, [df.instance])])
         helper = self.helpers.get(name)
         if helper is None:
             helper = self.helper_body(name, df, params, scope, c)
@@ -91,7 +123,14 @@ class DeviceCalls:
         assert df.body is not None
         saved_body, saved_scopes = self.body, self.scopes
         self.body, self.scopes = [], [scope]  # the helper sees its parameters only
+        lets: list[tuple[E.Var, E.Expr]] = []
         try:
+            for let_name, e in df.lets:  # its named values (frontend/device_body.py), each a line
+                v = self.expr(e)
+                ctype = self.ctype_of(v)
+                var = E.Var(_param_name(let_name), ir_type(ctype) or "i32")
+                lets.append((var, self.convert(v, ctype).expr))
+                scope[let_name] = Value(var, ctype)
             value = self.expr(df.body)
             if df.returns not in (None, "void"):
                 value = self.convert(value, df.returns)
@@ -100,11 +139,13 @@ class DeviceCalls:
             self.body, self.scopes = saved_body, saved_scopes
         if emitted:
             raise NotLifted(f"the helper '{c.name}', whose body needs statements in Triton", c)
-        unknown = {v.name for v in E.free_vars(value.expr)} - {p.name for p in params}
+        known = {p.name for p in params} | {v.name for v, _ in lets}
+        unknown = {v.name for e in (*(e for _, e in lets), value.expr) for v in E.free_vars(e)} - known
         if unknown:
             raise NotLifted(f"the helper '{c.name}', whose body reads {sorted(unknown)}", c)
         where = df.span.line if df.span is not None else 0
-        return N.Helper(name, tuple(params), value.expr, value.ctype, f"__device__ {df.name}", where)
+        doc = f"__device__ {df.name}"
+        return N.Helper(name, tuple(params), value.expr, value.ctype, doc, where, tuple(lets))
 
     # ------------------------------------------------------------ shuffles
     def shuffle(self, e: A.Builtin) -> Value:

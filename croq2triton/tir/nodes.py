@@ -294,7 +294,8 @@ class Autotune:
 @dataclass(frozen=True)
 class Helper:
     """A ``@triton.jit`` function of the module that a kernel's expressions call (``Call(name,
-    ...)``): a ``__device__`` helper of the source whose body is one value of its parameters."""
+    ...)``): a ``__device__`` helper of the source whose body is one value of its parameters
+    (after the values it names, ``lets``)."""
 
     name: str
     params: tuple[Var, ...]
@@ -302,6 +303,7 @@ class Helper:
     ctype: str  # the Croqtile type of its value
     doc: str = ""  # what it is in the source
     line: int = 0  # the .co line of its definition
+    lets: tuple[tuple[Var, Expr], ...] = ()  # named values before ``body``, in order (``count_2 = ...``)
 
 
 @dataclass

@@ -1,0 +1,657 @@
+"""The statements of a ``__device__`` helper's body, read into the one expression its call computes
+(a mixin of frontend/device.py's reader).
+
+A body of local declarations with initialisers, assignments and compound assignments to locals,
+``++`` / ``--`` statements, ``if`` / ``else`` (with early ``return``s), ``for`` loops whose trip count
+is known at translation (at most :data:`MAX_TRIPS` iterations, unrolled) and a final ``return`` is
+one expression by substitution: each local has, at each point of the body, a value over the
+parameters; reading it reads that value, an ``if`` merges the values of its two branches with
+``?:``, and a ``return`` under a condition makes the rest of the body the other side of a ``?:``.
+A loop is read again for each iteration, its counter a constant.  A value given to a local (or
+merged by an ``if``) that is more than a name or a literal is named (``count_2``, a line of the
+``@triton.jit`` helper), so that reading it twice does not compute it twice.  C's conversions stay: a value
+given to a local of a declared type is converted to that type (``int k = x / 2`` truncates), and
+each ``return`` of several converts to the function's type.
+
+A ``void`` helper's effect is one atomic through a pointer parameter (``atomicAdd(p, v);``), after
+locals it reads.  Everything else is refused naming the construct at its line: ``while`` / ``do``
+loops, loops of a run-time trip count, arrays, address-taking of locals, ``break`` / ``continue`` /
+``goto``, stores through pointers, atomics under a condition or kept in a local.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+from . import ast as A
+
+MAX_TRIPS = 64  # iterations of one loop that are unrolled
+MAX_UNROLLED = 256  # iterations of all the loops of a body (nested ones multiply)
+MAX_TERMS = 4000  # nodes of a value: substitution doubles a value read twice per statement
+ASSIGN_OPS = ("=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=")
+REFUSED_WORDS = {
+    "while": "a 'while' loop", "do": "a 'do' loop", "switch": "a 'switch'", "goto": "a 'goto'",
+    "break": "a 'break'", "continue": "a 'continue'", "asm": "inline asm", "__asm__": "inline asm",
+    "__asm": "inline asm", "__shared__": "a '__shared__' variable", "static": "a 'static' local",
+    "extern": "an 'extern' declaration", "__syncthreads": "a barrier ('__syncthreads')",
+    "__syncwarp": "a barrier ('__syncwarp')",
+}  # fmt: skip
+INT_TYPES = {"s8": 8, "s16": 16, "s32": 32, "s64": 64, "u8": 8, "u16": 16, "u32": 32, "u64": 64}
+
+
+class Refused(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass
+class Local:
+    ctype: str | None  # its declared Croqtile type; None: ``auto`` or a template's type (no conversion)
+    value: A.Expr | None  # its value at this point over the parameters; None: not given one yet
+    fixed: bool = False  # a pointer or a template's value parameter: never assigned
+
+
+@dataclass
+class Flow:
+    """Where the statements read so far leave control: ``env`` the locals where it goes on (None:
+    every path returned), ``done`` the condition under which it returned (None: it never did) and
+    ``value`` what it returned there."""
+
+    env: dict[str, Local] | None
+    done: A.Expr | None = None
+    value: A.Expr | None = None
+
+
+Cond = A.Expr | bool  # a condition, or one known at translation
+
+
+class StatementReader:
+    """Reads ``{ statements }`` into one expression (see the module's docstring); the expression
+    reader's methods (``expr``, ``peek``, ...) come from the class it is mixed into."""
+
+    toks: list[Any]
+    pos: int
+    text: str
+    base: int
+    params: dict[str, Any]
+    values: set[str]
+    expr: Any
+    peek: Any
+    take: Any
+    expect: Any
+    line_of: Any
+    type_of: Any
+    is_type: Any
+    sp: Any
+
+    env: dict[str, Local] | None = None  # the locals where the reader is (None: outside a body)
+    declared: set[str]  # the names the body declares (their address cannot be taken)
+    scope: list[tuple[set[str], dict[str, Local]]]  # per block: names it declares, outer locals they hide
+    returns: str | None
+    void: bool
+    given: dict[str, int]  # template value parameters a call gives (``POW<3>``)
+    unrolled: int  # loop iterations read so far
+    effects: list[A.Expr]
+    depth: int  # how deep in ``if`` / ``for`` the reader is
+    returned: list[tuple[A.Expr, A.Expr]]  # each ``return`` read: its value as written, converted
+    lets: list[tuple[str, A.Expr]]  # named values (``count_2``): each over the parameters and earlier ones
+
+    # ------------------------------------------------------------ entry
+    def statements(self, void: bool, returns: str | None) -> A.Expr:
+        """The body (at its ``{``) as one expression: the value a call of it has, or a ``void``
+        function's one effect."""
+        self.void, self.returns = void, returns
+        self.effects, self.declared, self.scope, self.depth, self.returned = [], set(), [], 0, []
+        self.lets, self.unrolled = [], 0
+        env = {name: Local(p.ctype, A.Name(name, span=None), p.pointer) for name, p in self.params.items()}
+        for name in self.values:
+            known = self.given.get(name)
+            value = A.Name(name) if known is None else A.IntLit(known, str(known))
+            env[name] = Local(None, value, True)
+        open_ = self.peek()
+        flow = self.block(env)
+        if void:
+            if len(self.effects) > 1:
+                raise Refused(f"several effects in one function (a second at line {self.effect_line(1)})")
+            if self.effects:
+                return self.used(self.effects[0])
+            return self.used(A.IntLit(0, "0", span=self.sp(open_.start, open_.end)))  # nothing reaches Triton
+        if flow.env is not None:
+            end = self.toks[self.pos - 1]
+            raise Refused(f"a path to the end of its body without a 'return'{self.line_of(end)}")
+        assert flow.value is not None
+        if len(self.returned) == 1 and self.returned[0][1] is flow.value:
+            return self.used(self.returned[0][0])  # one return: its value as written (the call converts it)
+        return self.used(flow.value)
+
+    def used(self, value: A.Expr) -> A.Expr:
+        """``value``, keeping of :attr:`lets` the ones it reads."""
+        need = {n.name for n in value.walk() if isinstance(n, A.Name)}
+        kept: list[tuple[str, A.Expr]] = []
+        for name, e in reversed(self.lets):
+            if name in need:
+                kept.append((name, e))
+                need |= {n.name for n in e.walk() if isinstance(n, A.Name)}
+        self.lets = kept[::-1]
+        last = self.lets[-1][0] if self.lets else None
+        if isinstance(value, A.Name) and value.name == last and not self.reads(last):
+            return self.lets.pop()[1]  # ``return acc_6``: its value itself
+        return value
+
+    def reads(self, name: str) -> bool:
+        """Does a named value read ``name``?"""
+        return any(isinstance(n, A.Name) and n.name == name for _, e in self.lets for n in e.walk())
+
+    def named(self, e: A.Expr, hint: str) -> A.Expr:
+        """``e`` as a named value of the helper where it is more than a name or a literal (a value
+        that later statements read twice is computed once)."""
+        inner = e.expr if isinstance(e, A.Cast) else e
+        if isinstance(inner, (A.Name, A.IntLit, A.FloatLit, A.BoolLit)):
+            return e
+        taken = {n for n, _ in self.lets} | set(self.params) | self.values
+        k = 1
+        while f"{hint}_{k}" in taken:
+            k += 1
+        self.lets.append((f"{hint}_{k}", e))
+        return A.Name(f"{hint}_{k}", span=e.span)
+
+    def effect_line(self, k: int) -> int | str:
+        span = self.effects[k].span
+        return span.line if span is not None and span.line else "?"
+
+    # ------------------------------------------------------------ statements
+    def block(self, env: dict[str, Local]) -> Flow:
+        """``{ s; s; ... }`` from ``env``; its own locals end with it."""
+        self.expect("{")
+        self.scope.append((set(), {}))
+        flow = Flow(dict(env))
+        while self.peek().text != "}":
+            if self.peek().kind == "end":
+                raise Refused("the end of the text inside its body")
+            if flow.env is None:  # after a return on every path: never runs
+                self.skip_statement()
+                continue
+            flow = self.sequence(flow, self.statement(flow.env))
+        self.take()
+        return self.leave(flow, env)
+
+    def leave(self, flow: Flow, outer: dict[str, Local]) -> Flow:
+        _, hidden = self.scope.pop()
+        if flow.env is not None:
+            flow.env = {n: hidden[n] if n in hidden else flow.env[n] for n in outer}
+        return flow
+
+    def sequence(self, first: Flow, then: Flow) -> Flow:
+        """``then`` ran where ``first`` went on: the two as one."""
+        if first.done is None:
+            return then
+        assert first.value is not None
+        if (then.value is not None and self.has_atomic(then.value)) or self.effects:
+            raise Refused("an atomic after a 'return' under a condition")
+        if then.env is None:
+            assert then.value is not None
+            return Flow(None, None, self.choose(first.done, first.value, then.value))
+        if then.done is None:
+            return Flow(then.env, first.done, first.value)
+        assert then.value is not None
+        done = self.either(first.done, then.done)
+        assert not isinstance(done, bool)
+        value = self.choose(first.done, first.value, then.value)
+        return Flow(then.env, self.named(done, "done"), self.named(value, "ret"))
+
+    def statement(self, env: dict[str, Local]) -> Flow:
+        t = self.peek()
+        if t.text == "{":
+            return self.block(env)
+        if t.text == ";":
+            self.take()
+            return Flow(env)
+        if t.text == "#":
+            self.skip_line(t)
+            return Flow(env)
+        if t.text == "return":
+            return self.return_(env)
+        if t.text == "if":
+            return self.if_(env)
+        if t.text == "for":
+            return self.for_(env)
+        if t.text in REFUSED_WORDS:
+            raise Refused(f"{REFUSED_WORDS[t.text]}{self.line_of(t)}")
+        if self.starts_declaration():
+            self.declaration(env)
+            self.expect(";")
+            return Flow(env)
+        self.simple(env, ";")
+        return Flow(env)
+
+    def skip_line(self, hash_: Any) -> None:
+        """``#pragma unroll``: the tokens to the end of its line."""
+        self.take()
+        while (
+            self.peek().kind != "end" and "\n" not in self.text[hash_.end - self.base : self.peek().start - self.base]
+        ):
+            self.take()
+
+    def skip_statement(self) -> None:
+        """Past one statement that never runs."""
+        t = self.take()
+        if t.text == "{":
+            depth = 1
+            while depth and self.peek().kind != "end":
+                x = self.take().text
+                depth += (x == "{") - (x == "}")
+        elif t.text in ("if", "for", "while"):
+            self.skip_parens()
+            self.skip_statement()
+            if t.text == "if" and self.peek().text == "else":
+                self.take()
+                self.skip_statement()
+        elif t.text == "#":
+            self.pos -= 1
+            self.skip_line(t)
+        else:
+            while t.text != ";" and self.peek().kind != "end":
+                t = self.take()
+
+    def skip_parens(self) -> None:
+        self.expect("(")
+        depth = 1
+        while depth and self.peek().kind != "end":
+            x = self.take().text
+            depth += (x == "(") - (x == ")")
+
+    # ------------------------------------------------------------ return / if / for
+    def return_(self, env: dict[str, Local]) -> Flow:
+        at = self.take()
+        if self.void:
+            if self.peek().text != ";":
+                raise Refused(f"a 'return' of a value from a void function{self.line_of(at)}")
+            self.take()
+            if self.depth:
+                raise Refused(f"a 'return' under a condition in a void function{self.line_of(at)}")
+            return Flow(None, None, A.IntLit(0, "0"))
+        start = self.pos
+        raw = self.value(env)
+        if self.has_atomic(raw) and self.depth:
+            raise Refused(f"an atomic under a condition{self.line_of(self.toks[start])}")
+        self.expect(";")
+        value = raw if self.has_atomic(raw) else self.convert(raw, self.returns)  # C converts at each return
+        self.returned.append((raw, value))
+        return Flow(None, None, value)
+
+    def if_(self, env: dict[str, Local]) -> Flow:
+        at = self.take()
+        self.expect("(")
+        cond = self.value(env)
+        self.expect(")")
+        if self.has_atomic(cond):
+            raise Refused(f"an atomic in the condition of an 'if'{self.line_of(at)}")
+        known = self.truth(cond)
+        self.depth += 1
+        try:
+            if known is False:
+                self.skip_statement()
+                then = Flow(env)
+            else:
+                then = self.branch(env)
+            if self.peek().text == "else":
+                self.take()
+                if known is True:
+                    self.skip_statement()
+                    other = Flow(env)
+                else:
+                    other = self.branch(env)
+            else:
+                other = Flow(env)
+        finally:
+            self.depth -= 1
+        if known is not None:
+            return then if known else other
+        return self.merge(cond, then, other)
+
+    def branch(self, env: dict[str, Local]) -> Flow:
+        """One statement in a scope of its own (the body of an ``if`` or a ``for``)."""
+        self.scope.append((set(), {}))
+        flow = self.statement(dict(env))
+        return self.leave(flow, env)
+
+    def merge(self, c: A.Expr, a: Flow, b: Flow) -> Flow:
+        """``if (c) a else b``: the flows of the two branches as one."""
+
+        def done(f: Flow) -> Cond:
+            return True if f.env is None else False if f.done is None else f.done
+
+        da, db = done(a), done(b)
+        if da is True:  # (c || (!c && db) is c || db)
+            when = self.either(c, db)
+        elif db is True:
+            when = self.either(self.negate(c), da)
+        else:
+            when = self.either(self.both(c, da), self.both(self.negate(c), db))
+        value = a.value if b.value is None else b.value if a.value is None else self.choose(c, a.value, b.value)
+        if a.env is None:
+            env = b.env
+        elif b.env is None:
+            env = a.env
+        else:
+            env = {n: self.merge_local(c, a.env[n], b.env[n], n) for n in a.env}
+        if when is True:
+            return Flow(None, None, value)
+        if when is False:
+            return Flow(env)
+        assert value is not None
+        return Flow(env, self.named(when, "done"), self.named(value, "ret"))
+
+    def merge_local(self, c: A.Expr, a: Local, b: Local, name: str) -> Local:
+        if a.value is b.value or a.value == b.value:
+            return a
+        if a.value is None or b.value is None:
+            return Local(a.ctype, None, a.fixed)
+        return Local(a.ctype, self.named(self.choose(c, a.value, b.value), name), a.fixed)
+
+    def for_(self, env: dict[str, Local]) -> Flow:
+        at = self.take()
+        self.expect("(")
+        self.scope.append((set(), {}))
+        inner = dict(env)
+        if self.starts_declaration():
+            self.declaration(inner)
+        elif self.peek().text != ";":
+            self.simple(inner, ";", consume=False)
+        self.expect(";")
+        cond_at = self.pos
+        self.pos = self.skip_to(";")
+        step_at = self.pos + 1
+        self.pos = self.skip_to(")", step_at)
+        body_at = self.pos + 1
+        self.pos = body_at
+        self.skip_statement()
+        after = self.pos
+        flow = Flow(inner)
+        trips = 0
+        self.depth += 1
+        try:
+            while flow.env is not None:
+                self.pos = cond_at
+                go: bool | None = True
+                if self.peek().text != ";":
+                    go = self.truth(self.value(flow.env))
+                if go is None:
+                    raise Refused(f"a 'for' loop whose trip count is not known at translation{self.line_of(at)}")
+                if not go:
+                    break
+                trips += 1
+                if trips > MAX_TRIPS:
+                    raise Refused(f"a 'for' loop of more than {MAX_TRIPS} iterations{self.line_of(at)}")
+                self.unrolled += 1
+                if self.unrolled > MAX_UNROLLED:
+                    raise Refused(f"loops of more than {MAX_UNROLLED} iterations in all{self.line_of(at)}")
+                self.pos = body_at
+                flow = self.sequence(flow, self.branch(flow.env))
+                if flow.env is None:
+                    break
+                self.pos = step_at
+                if self.peek().text != ")":
+                    self.simple(flow.env, ")", consume=False)
+                if self.peek().text != ")":
+                    raise Refused(f"'{self.peek().text}' in the step of a 'for' loop{self.line_of(self.peek())}")
+        finally:
+            self.depth -= 1
+        self.pos = after
+        return self.leave(flow, env)
+
+    def skip_to(self, text: str, start: int | None = None) -> int:
+        """The position of the next ``text`` outside parentheses from ``start``."""
+        k = self.pos if start is None else start
+        depth = 0
+        while k < len(self.toks) - 1:
+            x = self.toks[k].text
+            if depth == 0 and x == text:
+                return k
+            depth += (x == "(") - (x == ")")
+            k += 1
+        raise Refused(f"a 'for' loop without its '{text}'")
+
+    # ------------------------------------------------------------ declarations and assignments
+    def starts_declaration(self) -> bool:
+        t = self.peek()
+        if t.text in ("auto", "const", "constexpr", "unsigned", "signed", "volatile", "register"):
+            return True
+        return self.is_type(t) and self.peek(1).text not in ("(",)
+
+    def declaration(self, env: dict[str, Local]) -> None:
+        """``float a = x, b = a * 2`` (no ``;``)."""
+        words: list[str] = []
+        while self.peek().kind == "id" and (
+            self.is_type(self.peek()) or self.peek().text in ("auto", "const", "constexpr", "volatile", "register")
+        ):
+            if self.peek(1).text in ("=", ",", ";", "[", "(", "{") and words and self.peek().text not in ("const",):
+                break  # the name itself (a type's word never comes right before '=')
+            words.append(self.take().text)
+        plain = [w for w in words if w not in ("const", "constexpr", "volatile", "register")]
+        ctype = None if plain == ["auto"] else self.type_of(plain)
+        while True:
+            t = self.take()
+            if t.text in ("*", "&"):
+                what = "a pointer" if t.text == "*" else "a reference"
+                raise Refused(f"{what} local{self.line_of(t)}")
+            if t.kind != "id":
+                raise Refused(f"'{t.text}' where a local's name was expected{self.line_of(t)}")
+            nxt = self.peek()
+            if nxt.text == "[":
+                raise Refused(f"an array '{t.text}'{self.line_of(t)}")
+            if nxt.text in ("(", "{"):
+                raise Refused(f"a declaration of '{t.text}' with '{nxt.text}'{self.line_of(t)}")
+            value = None
+            if nxt.text == "=":
+                self.take()
+                value = self.value(env)
+                if self.has_atomic(value):
+                    raise Refused(f"an atomic whose result is kept in a local{self.line_of(t)}")
+                value = self.named(self.convert(value, ctype), t.text)
+            self.declare(env, t.text, Local(ctype, value))
+            if self.peek().text != ",":
+                return
+            self.take()
+
+    def declare(self, env: dict[str, Local], name: str, local: Local) -> None:
+        declared, hidden = self.scope[-1]
+        if name in env and name not in declared and name not in hidden:
+            hidden[name] = env[name]
+        declared.add(name)
+        self.declared.add(name)
+        env[name] = local
+
+    def simple(self, env: dict[str, Local], end: str, consume: bool = True) -> None:
+        """An assignment, ``++x`` / ``x--``, or (in a void function) an effect, up to ``end``."""
+        t = self.peek()
+        if t.text in ("++", "--") and self.peek(1).kind == "id":
+            self.take()
+            name = self.take()
+            self.assign(env, name, "+=" if t.text == "++" else "-=", A.IntLit(1, "1", span=self.sp(t.start, t.end)))
+        elif t.kind == "id" and self.peek(1).text in ("++", "--"):
+            name = self.take()
+            op = self.take()
+            self.assign(env, name, "+=" if op.text == "++" else "-=", A.IntLit(1, "1", span=self.sp(op.start, op.end)))
+        elif t.kind == "id" and self.peek(1).text in ASSIGN_OPS:
+            name = self.take()
+            op = self.take().text
+            value = self.value(env)
+            if self.has_atomic(value):
+                raise Refused(f"an atomic whose result is kept in a local{self.line_of(t)}")
+            self.assign(env, name, op, value)
+        elif t.kind == "id" and self.peek(1).kind == "id":
+            raise Refused(f"a local of type '{t.text}'{self.line_of(t)}")
+        elif t.text == "*" and self.peek(1).kind == "id" and self.peek(2).text in ASSIGN_OPS:
+            raise Refused(f"a store through the pointer '{self.peek(1).text}'{self.line_of(t)}")
+        else:
+            value = self.value(env)
+            if self.peek().text in ASSIGN_OPS:
+                raise Refused(f"an assignment to something other than a local{self.line_of(self.peek())}")
+            if not self.void and self.has_effect(value):
+                raise Refused(f"a call whose result is not returned{self.line_of(t)}")
+            if self.has_effect(value):
+                if self.depth:
+                    raise Refused(f"an atomic under a condition{self.line_of(t)}")
+                self.effects.append(value)
+        if consume:
+            self.expect(end)
+
+    def assign(self, env: dict[str, Local], name: Any, op: str, value: A.Expr) -> None:
+        local = env.get(name.text)
+        if local is None:
+            raise Refused(f"an assignment to '{name.text}', which is not a local{self.line_of(name)}")
+        if local.fixed:
+            raise Refused(f"an assignment to '{name.text}', which cannot change{self.line_of(name)}")
+        if op != "=":
+            if local.value is None:
+                raise Refused(f"'{name.text}' read before it is given a value{self.line_of(name)}")
+            old = A.Paren(copy.deepcopy(local.value), span=local.value.span)
+            value = A.Binary(op[:-1], old, A.Paren(value, span=value.span), span=self.sp(name.start, name.end))
+        env[name.text] = Local(local.ctype, self.named(self.convert(value, local.ctype), name.text), local.fixed)
+
+    # ------------------------------------------------------------ values
+    def value(self, env: dict[str, Local]) -> A.Expr:
+        """An expression read over ``env``'s values."""
+        saved, self.env = self.env, env
+        try:
+            start = self.peek()
+            e = self.expr()
+        finally:
+            self.env = saved
+        if sum(1 for _ in e.walk()) > MAX_TERMS:
+            raise Refused(
+                f"a value of more than {MAX_TERMS} terms once its locals are substituted{self.line_of(start)}"
+            )
+        return e
+
+    def local_value(self, tok: Any) -> A.Expr | None:
+        """The value of the local ``tok`` names where the reader is (None: not a local)."""
+        if self.env is None or tok.text not in self.env:
+            return None
+        local = self.env[tok.text]
+        if local.value is None:
+            raise Refused(f"'{tok.text}' read before it is given a value{self.line_of(tok)}")
+        v = copy.deepcopy(local.value)
+        if isinstance(v, A.Name) and v.span is None:
+            v.span = self.sp(tok.start, tok.end)
+            return v
+        return v if isinstance(v, (A.Name, A.IntLit, A.FloatLit, A.BoolLit, A.Paren)) else A.Paren(v, span=v.span)
+
+    def is_local(self, tok: Any) -> bool:
+        return tok.text in self.declared and self.env is not None and tok.text in self.env
+
+    def convert(self, value: A.Expr, ctype: str | None) -> A.Expr:
+        """``value`` given to a local of type ``ctype``: a constant of an integer type folds."""
+        if ctype is None:
+            return value
+        known = fold(value)
+        if ctype in INT_TYPES and isinstance(known, int) and not isinstance(known, bool):
+            bits = INT_TYPES[ctype]
+            known &= (1 << bits) - 1
+            if ctype.startswith("s") and known >= 1 << (bits - 1):
+                known -= 1 << bits
+            return A.IntLit(known, str(known), ctype, span=value.span)
+        if isinstance(value, A.Cast) and value.type == ctype and not value.is_string:
+            return value
+        return A.Cast(ctype, False, value, span=value.span)
+
+    def truth(self, cond: A.Expr) -> bool | None:
+        known = fold(cond)
+        return None if known is None else bool(known)
+
+    @staticmethod
+    def has_atomic(e: A.Expr) -> bool:
+        return any(isinstance(n, A.Call) and n.kind == "atomic" for n in e.walk())
+
+    @staticmethod
+    def has_effect(e: A.Expr) -> bool:
+        return any(isinstance(n, A.Call) and n.kind in ("atomic", "call") for n in e.walk())
+
+    # ------------------------------------------------------------ building conditions and values
+    def choose(self, c: Cond, a: A.Expr, b: A.Expr) -> A.Expr:
+        if c is True:
+            return a
+        if c is False:
+            return b
+        return A.Ternary(copy.deepcopy(c), copy.deepcopy(a), copy.deepcopy(b), span=c.span)
+
+    def either(self, a: Cond, b: Cond) -> Cond:
+        if a is True or b is True:
+            return True
+        if a is False:
+            return b
+        if b is False:
+            return a
+        return A.Binary("||", A.Paren(copy.deepcopy(a)), A.Paren(copy.deepcopy(b)), span=a.span)
+
+    def both(self, a: Cond, b: Cond) -> Cond:
+        if a is False or b is False:
+            return False
+        if a is True:
+            return b
+        if b is True:
+            return a
+        return A.Binary("&&", A.Paren(copy.deepcopy(a)), A.Paren(copy.deepcopy(b)), span=a.span)
+
+    def negate(self, c: A.Expr) -> A.Expr:
+        return A.Unary("!", A.Paren(copy.deepcopy(c), span=c.span), span=c.span)
+
+
+def fold(e: A.Expr) -> int | bool | None:
+    """The value of an integer / boolean expression of constants, as C computes it (None: not one)."""
+    if isinstance(e, A.IntLit):
+        return e.value
+    if isinstance(e, A.BoolLit):
+        return e.value
+    if isinstance(e, A.Paren):
+        return fold(e.expr)
+    if isinstance(e, A.Cast) and not e.is_string and e.type in INT_TYPES | {"bool": 1}:
+        v = fold(e.expr)
+        if v is None:
+            return None
+        if e.type == "bool":
+            return bool(v)
+        bits = INT_TYPES[e.type]
+        v = int(v) & ((1 << bits) - 1)
+        return v - (1 << bits) if e.type.startswith("s") and v >= 1 << (bits - 1) else v
+    if isinstance(e, A.Unary) and e.op in ("-", "!", "~"):
+        v = fold(e.operand)
+        if v is None:
+            return None
+        return -int(v) if e.op == "-" else (not v) if e.op == "!" else ~int(v)
+    if isinstance(e, A.Ternary):
+        c = fold(e.cond)
+        return None if c is None else fold(e.then if c else e.other)
+    if isinstance(e, A.Binary):
+        a = fold(e.lhs)
+        if a is None:
+            return None
+        if e.op == "&&" and not a:
+            return False
+        if e.op == "||" and a:
+            return True
+        b = fold(e.rhs)
+        if b is None:
+            return None
+        return _binary(e.op, int(a), int(b))
+    return None
+
+
+def _binary(op: str, a: int, b: int) -> int | bool | None:
+    if op in ("/", "%"):
+        if b == 0:
+            return None
+        q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)  # C truncates
+        return q if op == "/" else a - q * b
+    ops = {
+        "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "<<": lambda: a << b if b >= 0 else None,
+        ">>": lambda: a >> b if b >= 0 else None, "&": lambda: a & b, "|": lambda: a | b, "^": lambda: a ^ b,
+        "<": lambda: a < b, ">": lambda: a > b, "<=": lambda: a <= b, ">=": lambda: a >= b, "==": lambda: a == b,
+        "!=": lambda: a != b, "&&": lambda: bool(a and b), "||": lambda: bool(a or b),
+    }  # fmt: skip
+    f = ops.get(op)
+    return None if f is None else f()
