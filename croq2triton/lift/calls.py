@@ -41,6 +41,7 @@ REGISTER_HINTS = ("croq::cuda::setreg_inc", "croq::cuda::setreg_dec")
 
 class Calls:
     pred: list[E.Expr]
+    lanes: tuple[int, tuple[int, ...]] | None
     padding: list[E.Expr]
     expr: Any
     convert: Any
@@ -207,7 +208,11 @@ class Calls:
         values = [self.convert(self.expr(a), elem).expr for a in c.args[1:]]
         if c.name == "__atomic_sub":
             values[0] = E.fold(E.Un("-", values[0]))
-        wide = E.broadcast(*(i.shape for i in index), *(v.shape for v in values), mask.shape if mask else ())
+        # every lane of the thread levels around it runs the atomic, its own once (an address and value
+        # the same for all of them too: ``__atomic_add(c.at(0), 10)`` under ``parallel l by 32 : thread``
+        # adds 320 a block)
+        lanes = tuple(self.lanes[1]) if self.lanes is not None else ()
+        wide = E.broadcast(*(i.shape for i in index), *(v.shape for v in values), mask.shape if mask else (), lanes)
         index = shared_element(index, wide)
         old = E.Var(self.fresh("old"), ir_type(elem) or "i32", dims=wide)
         compare = values[0] if op == "cas" else None
