@@ -132,7 +132,9 @@ def test_buffers_in_scratch_memory_are_lifted() -> None:
         assert line in text, text
     text = dump(out.ir["local_rows"][0])  # type: ignore[arg-type]
     assert "  arg v_scratch: scratch<f32> 128 per program (a copy for each of 32 lanes)" in text, text
-    assert "barrier" not in text, text  # a thread's own array: no lane shares it
+    # a thread's own array: no lane shares its elements, but Triton may lay out the store and the load of
+    # one shape on different threads (lift/hazards.py), so the load waits for the store
+    assert "barrier" in text, text
     text = dump(out.ir["stencil"][0])  # type: ignore[arg-type]
     assert text.count("barrier") == 2 * 3, text  # two writes at other lanes' positions, then the reads
 
