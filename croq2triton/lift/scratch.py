@@ -23,6 +23,7 @@ from ..tir import expr as E
 from ..tir import nodes as N
 from .arith import Value
 from .buffers import ScratchHome, TileBuffer, pow2, shared_element, spread
+from .bufferviews import element_count, flat_position
 from .notlifted import NotLifted
 from .terms import const_int, element_base
 
@@ -197,11 +198,11 @@ class ScratchBuffers:
             part = buf.part
             index = [E.fold(o + next(inner)) if k else o for o, k in zip(part.offsets, part.keep, strict=True)]
             buf = part.buffer
-        flat: E.Expr = E.Const(0)
-        for i, n in zip(index, buf.sizes, strict=True):
-            flat = E.Bin("+", E.Bin("*", flat, n), i)
-        if buf.origin is not None:  # a span_as of a part: from the part's first element
-            flat = E.Bin("+", flat, buf.origin)
+        if buf.steps is not None:  # a strided or rank-changing view: inside the area it views
+            flat = flat_position(buf, index)
+            terms += [E.Bin(">=", flat, E.Const(0)), E.Bin("<", flat, element_count(buf))]
+        else:  # row-major; a span_as of a part from the part's first element
+            flat = flat_position(buf, index)
         if home.lane is not None:
             flat = E.Bin("+", E.Bin("*", flat, E.Const(home.copies)), home.lane if lane is None else lane)
         terms += self.in_tensor(index, buf.sizes, ())
