@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import sm90
 import torch
-from kernel_util import DEVICE
+from kernel_util import DEVICE, diagnostics
 
 import croq2triton
 
@@ -142,3 +142,52 @@ def test_a_shared_line_viewed_as_rows_apart(schedule: str) -> None:
     line = torch.cat([x.double().cpu(), torch.zeros(64 * 3 - N, dtype=torch.float64)]).view(3, 64)
     want = torch.stack([line[:, 1 + 9 * i : 1 + 9 * i + 5] for i in range(4)], 1)  # from(0, 1): element 1 * 1
     _close(y, want)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_windows_at_a_run_time_origin_copied_out(schedule: str) -> None:
+    R = 23
+    x = _rand(R, 40)
+    offs = torch.tensor([0, 37, -3, 13, 32, 5], dtype=torch.int32, device=DEVICE)
+    y, y2 = _nan(R, 8), _nan(R, 8)
+    _module(schedule).copied(x, offs, y, y2)  # type: ignore[attr-defined]
+    xd = x.double().cpu()
+    want, want2 = torch.zeros(R, 8, dtype=torch.float64), torch.zeros(R, 8, dtype=torch.float64)
+    for r in range(R):
+        o = int(offs[r // 4])
+        for j in range(8):
+            if 0 <= o + j < 40:  # outside the buffer: zero
+                want[r, j] = xd[r, o + j]
+                if r % 4 < 3 and r + 1 < R:  # the window's row past the buffer: zero
+                    want2[r, j] = xd[r + 1, o + j]
+    _close(y, want)
+    _close(y2, want2)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_each_threads_window_of_a_shared_tile(schedule: str) -> None:
+    R = 23
+    x = _rand(R, 16)
+    y, z = _nan(R, 4), _nan(R, 16)
+    _module(schedule).own_windows(x, y, z)  # type: ignore[attr-defined]
+    xd = x.double().cpu()
+    _close(y, xd.view(R, 4, 4).sum(2))
+    want = xd.clone()
+    want[:, 0::4] = 0
+    _close(z, want)
+
+
+def test_a_strided_view_of_a_buffer_of_run_time_extent_is_refused_at_the_view() -> None:
+    message = diagnostics(
+        """__co__ void part(global f32 [R, 16] x, global f32 [R, 8] y, int n) {
+  parallel b by cdiv(R, 4) : block {
+    shared f32 [4, 16] s;
+    dma.copy.zfill x.subspan(4, 16).at(b, 0) => s;
+    dma.copy s.view(4, n : 16, 2).from(0, 0) => y.subspan(4, 8).at(b, 0);
+  }
+}
+""",
+        "v.co",
+    )
+    assert "v.co:5:15: error: 'part' is not translated: croq2triton does not translate a strided or" in message, message
+    assert "view of a buffer of run-time extent" in message

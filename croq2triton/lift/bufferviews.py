@@ -39,6 +39,20 @@ def flat_position(buf: TileBuffer, index: tuple[E.Expr, ...] | list[E.Expr]) -> 
     return E.fold(E.Bin("+", flat, rows))
 
 
+def fits_buffer(view: BufferView) -> bool:
+    """Does ``view`` lie inside its buffer for every value of its origin's variables, along each
+    dimension of a constant extent (one of run-time extent, ``mma.store.mask``'s rows, is bounded
+    by the copy itself)?"""
+    for o, n, size, k in zip(view.offsets, view.shape, view.buffer.sizes, view.keep, strict=True):
+        width, room = const_int(n) if k else 1, const_int(size)
+        if width is None or room is None:
+            continue
+        lo, hi = E.bounds(E.fold(o))
+        if lo is None or lo < 0 or hi is None or hi + width > room:
+            return False
+    return True
+
+
 def element_count(buf: TileBuffer) -> E.Expr:
     """The elements of ``buf``'s scratch area a view of it may reach."""
     if buf.room is not None:
@@ -57,6 +71,19 @@ class BufferViews:
     is_blank: Any
     claim: Any
     whole_buffer: Any
+    part_of: Any
+
+    def copied_window(self, view: BufferView, node: A.Node) -> BufferView:
+        """``view`` as a copy reads it: a window that may reach past its buffer (at a run-time
+        origin) reads zero there, so its elements are read at their addresses in scratch memory
+        (the buffer moves there), zero outside; any other view as it is."""
+        if view.whole or fits_buffer(view):
+            return view
+        if view.buffer.home is None:
+            raise NotInRegisters("a copy out of a window that may reach past its buffer", view.buffer.name, node)
+        if view.buffer.part is not None or view.buffer.of is not None:
+            raise NotLifted("a copy out of a window of a part of a buffer that may reach past it", node)
+        return self.whole_buffer(self.part_of(view, node))
 
     def buffer_window(self, p: BufferView, op: A.ViewOp) -> BufferView | TileBuffer:
         """``p.view(e..).from(o..)`` without strides: a window of ``p``'s rank at ``o`` in ``p``'s
