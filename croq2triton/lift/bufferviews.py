@@ -68,7 +68,6 @@ class BufferViews:
 
     int_expr: Any
     extent_items: Any
-    is_blank: Any
     claim: Any
     whole_buffer: Any
     part_of: Any
