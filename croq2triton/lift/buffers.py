@@ -110,6 +110,10 @@ class TileBuffer:
     of: TileBuffer | None = None  # ``buf.span_as([..])``: the buffer whose elements it reshapes
     part: BufferView | None = None  # a part of a buffer in scratch memory, read and written by element
     origin: E.Expr | None = None  # a span_as of a part of a buffer in scratch memory: where it starts there
+    # a strided or rank-changing view of a buffer in scratch memory (lift/bufferviews.py): per dimension
+    # the elements of the area one step moves (from ``origin``), and the elements of the area it may reach
+    steps: tuple[E.Expr, ...] | None = None
+    room: E.Expr | None = None
 
     @property
     def fixed(self) -> bool:
@@ -216,6 +220,8 @@ class Buffers(ViewAlgebra):
     binary: Any
     scratch_names: set[str]
     give_home: Any
+    buffer_strided: Any
+    buffer_window: Any
     scratch_tile: Any
     scratch_store_tile: Any
     scratch_read: Any
@@ -573,7 +579,7 @@ class Buffers(ViewAlgebra):
                 "give one offset per extent of the view",
             )
         shape = tuple(x for x in items if x is not None)
-        steps = _dense_steps(shape)
+        steps = dense_steps(shape)
         flat: E.Expr = E.Const(0)
         for o, st in zip(op.at or [], steps, strict=True):
             flat = E.Bin("+", flat, E.Bin("*", self.int_expr(o), st))
@@ -593,7 +599,7 @@ class Buffers(ViewAlgebra):
         shape = tuple(x for x in items if x is not None)
         moves = [self.int_expr(o) for o in op.at or []]
         moved = p.sub(moves, list(p.shape), [True] * len(p.shape))
-        return self.flat_view(moved, shape, _dense_steps(shape), E.Const(0))
+        return self.flat_view(moved, shape, dense_steps(shape), E.Const(0))
 
     def place_op(self, p: Place, op: A.ViewOp) -> Place:
         if op.kind == "span_as" and isinstance(p, BufferView):
@@ -607,8 +613,13 @@ class Buffers(ViewAlgebra):
             return Region(p.tensor, zeros, tuple(range(len(extents))), extents, (), p.zfill, Reshaped(p, extents))
         if op.kind == "zfill":
             raise NotLifted(f"the view operation '.{op.kind}' in a copy", op)
+        if op.strides is not None and isinstance(p, BufferView):
+            return self.whole_buffer(self.buffer_strided(p, op))
         if op.strides is not None:
             return self.strided(p, op)
+        if op.kind == "view" and op.at is not None and isinstance(p, BufferView):
+            w = self.buffer_window(p, op)
+            return w if isinstance(w, BufferView) else self.whole_buffer(w)
         # a view of another rank (shapes among its extents spelled out): dense
         if (
             isinstance(p, Region)
@@ -622,7 +633,7 @@ class Buffers(ViewAlgebra):
         if isinstance(p, Region):
             return self.region_op(p, op)
         if op.kind == "view":
-            raise NotLifted("a '.view' of a buffer", op)
+            raise NotLifted("a '.view' of a buffer without '.from()'", op)
         kept = list(p.axes)
         offs, shape, keep = self.view_parts([p.shape[d] for d in kept], op)
         new_offs, new_shape, new_keep = list(p.offsets), list(p.shape), list(p.keep)
@@ -639,7 +650,7 @@ class Buffers(ViewAlgebra):
         window's limits hold).  The view of a one-dimensional window runs along its dimension; of
         a window of more dimensions, along the tensor's row-major elements (a ``span_as`` of it)."""
         if not isinstance(p, Region):
-            raise NotLifted("a view with explicit strides of a buffer", op)
+            raise NotLifted("a view with explicit strides of this form", op)
         if op.kind not in ("view", "subspan") or op.step or (op.kind == "view" and op.at is None):
             raise NotLifted(f"a '.{op.kind}' with explicit strides and this form", op)
         if p.steps is not None or (p.reshaped is not None and self.tensor_rows(p) is None):
@@ -849,6 +860,8 @@ class Buffers(ViewAlgebra):
         p = self.place(b)
         if isinstance(p, BufferView) and not p.whole and p.buffer.home is not None:
             return self.part_of(p, b)  # in scratch memory: its elements' addresses in the buffer's area
+        if isinstance(p, BufferView) and not p.whole and p.buffer.home is None and p.buffer.of is None:
+            raise NotInRegisters("an element of a part of a buffer", p.buffer.name, base)  # read in scratch memory
         if not isinstance(p, BufferView) or not p.whole:
             raise NotLifted("an element of a part of a buffer", base)
         if p.buffer.of is not None:
@@ -974,7 +987,7 @@ class Buffers(ViewAlgebra):
         return self.host_bounded(name)  # (lift/loops.py: a bounded name of host-level code)
 
 
-def _dense_steps(shape: tuple[E.Expr, ...]) -> tuple[E.Expr, ...]:
+def dense_steps(shape: tuple[E.Expr, ...]) -> tuple[E.Expr, ...]:
     """The row-major element strides of a dense block of ``shape``."""
     steps: list[E.Expr] = []
     step: E.Expr = E.Const(1)

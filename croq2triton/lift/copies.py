@@ -152,6 +152,7 @@ class Copies:
     mask_terms: Any
     named_offset: Any
     part_tile: Any
+    copied_window: Any
     part_store: Any
     part_of: Any
     per_thread_copy: Any
@@ -616,6 +617,7 @@ class Copies:
             return
         if pad is not None and dst.steps is not None:
             raise NotLifted("a dma.pad into a view with explicit strides", node)
+        src = self.copied_window(src, node)
         if pad is not None:  # the border, then the buffer at the origin shifted by the lower borders
             self.border(src, dst, node, pad)
             origin = list(dst.origin)
@@ -789,6 +791,7 @@ class Copies:
 
     def between_buffers(self, src: BufferView, dst: BufferView, node: A.DmaStmt) -> None:
         self.same_elem(src.buffer.elem, dst.buffer.elem, node)
+        src = self.copied_window(src, node)
         if src.whole and dst.whole and src.buffer.sizes == dst.buffer.sizes:
             self.set_tile(dst.buffer, self.tile_value(src.buffer, node), node)
             return

@@ -36,6 +36,7 @@ from ..tir import host as H
 from ..tir import nodes as N
 from .arith import ARITH_OPS, Arith, Value
 from .buffers import BufferArray, Buffers, BufferView, Ring, known_elements, pow2, view_shape
+from .bufferviews import BufferViews
 from .calls import Calls, call_form, call_hint
 from .checks import Checked
 from .collapse import collapse, floating, has_roles, units_nested
@@ -88,6 +89,7 @@ class Lifter(
     Calls,
     DeviceCalls,
     ScratchBuffers,
+    BufferViews,
     Buffers,
     Arith,
 ):
@@ -648,11 +650,14 @@ class Lifter(
                 self.lane_views = False
             if isinstance(p, BufferView) and p.buffer.home is not None and p.buffer.home.lane is None:
                 return p
-            if isinstance(p, Region) and p.steps is None and p.reshaped is None:
-                return p  # a window of a tensor each thread places (``w = x.view(2, 2).from(c * 2)``): read by element
+            if isinstance(p, Region) and p.reshaped is None:
+                # a window of a tensor each thread places (``w = x.view(2, 2).from(c * 2)``), with explicit
+                # strides too (``x.view(4 : 2).from(c * 8)``): read by element, each lane at its own addresses
+                return p
             if isinstance(p, Region):
-                what = "with explicit strides" if p.steps is not None else "of another shape than its tensor's"
-                raise NotLifted(f"a view {what} whose origin depends on the thread index", e) from None
+                raise NotLifted(
+                    "a view of another shape than its tensor's whose origin depends on the thread index", e
+                ) from None
             raise
 
     def names_a_view(self, e: A.Expr) -> bool:

@@ -23,6 +23,7 @@ from ..tir import expr as E
 from ..tir import nodes as N
 from .arith import Value
 from .buffers import ScratchHome, TileBuffer, pow2, shared_element, spread
+from .bufferviews import element_count, flat_position
 from .notlifted import NotLifted
 from .terms import const_int, element_base
 
@@ -36,6 +37,25 @@ def _racy(addr: tuple[Any, ...], value: tuple[Any, ...], mask: tuple[Any, ...], 
         return full[d]
 
     return any(at(addr, d) == 1 and at(value, d) != 1 and at(mask, d) == 1 for d in range(rank))
+
+
+def is_view(buf: TileBuffer) -> bool:
+    """Is ``buf`` a view of a buffer whose elements may lie outside the area it views (a part at a
+    run-time origin, a strided or rank-changing view)?"""
+    return buf.part is not None or buf.steps is not None
+
+
+def _always(term: E.Expr) -> bool:
+    """Does the comparison ``term`` hold for every value of its variables (by their ranges)?"""
+    t = E.fold(term)
+    if isinstance(t, E.Const):
+        return bool(t.value)
+    if not isinstance(t, E.Bin) or t.op not in ("<", ">="):
+        return False
+    (lo_l, hi_l), (lo_r, hi_r) = E.bounds(t.lhs), E.bounds(t.rhs)
+    if t.op == "<":
+        return hi_l is not None and lo_r is not None and hi_l < lo_r
+    return lo_l is not None and hi_r is not None and lo_l >= hi_r
 
 
 class ScratchBuffers:
@@ -190,23 +210,32 @@ class ScratchBuffers:
         buffer's own)."""
         home = buf.home
         assert home is not None
-        terms: list[E.Expr] = []
-        if buf.part is not None:  # a part of a buffer: inside the part, at its origin in the buffer
-            terms = self.in_tensor(index, buf.sizes, ())
+        terms = self.scratch_bounds(buf, index)
+        if buf.part is not None:  # a part of a buffer: at its origin in the buffer
             inner = iter(index)
             part = buf.part
             index = [E.fold(o + next(inner)) if k else o for o, k in zip(part.offsets, part.keep, strict=True)]
             buf = part.buffer
-        flat: E.Expr = E.Const(0)
-        for i, n in zip(index, buf.sizes, strict=True):
-            flat = E.Bin("+", E.Bin("*", flat, n), i)
-        if buf.origin is not None:  # a span_as of a part: from the part's first element
-            flat = E.Bin("+", flat, buf.origin)
+        flat = flat_position(buf, index)  # row-major, or along a strided view's steps
         if home.lane is not None:
             flat = E.Bin("+", E.Bin("*", flat, E.Const(home.copies)), home.lane if lane is None else lane)
-        terms += self.in_tensor(index, buf.sizes, ())
         mask = self.mask_of(terms, node, self.padding) if masked else None
         return E.fold(E.Bin("+", home.base, flat)), mask
+
+    def scratch_bounds(self, buf: TileBuffer, index: list[E.Expr]) -> list[E.Expr]:
+        """The terms that keep element ``index`` of ``buf`` inside it and, for a view of a buffer (a
+        part, a window, a strided view), inside the area it views: an element outside reads zero and
+        is not written (LANGUAGE.md 14.3)."""
+        terms = self.in_tensor(index, buf.sizes, ())
+        if buf.part is not None:
+            inner = iter(index)
+            part = buf.part
+            outer = [E.fold(o + next(inner)) if k else o for o, k in zip(part.offsets, part.keep, strict=True)]
+            terms += self.scratch_bounds(part.buffer, outer)
+        if buf.steps is not None:
+            flat = flat_position(buf, index)
+            terms += [E.Bin(">=", flat, E.Const(0)), E.Bin("<", flat, element_count(buf))]
+        return terms
 
     # ------------------------------------------------------------ element accesses
     def scratch_index(self, at: A.At, buf: TileBuffer) -> list[E.Expr]:
@@ -230,7 +259,8 @@ class ScratchBuffers:
         shape = E.broadcast(addr.shape, mask.shape if mask is not None else ())
         var = E.Var(self.fresh(f"{buf.var.name}_val"), buf.var.type, dims=shape)
         addr = spread(addr, shape, addr.dtype)
-        self.emit(N.Load(var, buf.home.arg, (addr,), mask), at)  # type: ignore[union-attr]
+        other = 0 if mask is not None and is_view(buf) else None  # outside a view: zero
+        self.emit(N.Load(var, buf.home.arg, (addr,), mask, other), at)  # type: ignore[union-attr]
         return Value(var, buf.elem)
 
     def scratch_write(self, buf: TileBuffer, at: A.At, a: A.Assign) -> None:
@@ -262,6 +292,8 @@ class ScratchBuffers:
             raise NotLifted("a thread's local array moved as a whole tile", node)
         coords = self.coords(buf.tile, node)
         pad = [E.Bin("<", c, n) for c, n, t in zip(coords, buf.sizes, buf.tile, strict=True) if const_int(n) != t]
+        if is_view(buf):  # a view of a buffer: its elements outside the area it views are left alone
+            pad = [t for t in self.scratch_bounds(buf, coords) if not _always(t)]
         addr, _ = self.scratch_address(buf, coords, node, masked=False)
         mask = None if not pad else self.named(E.fold(E.conj(pad)), "mask", node)
         return addr, mask
@@ -271,7 +303,8 @@ class ScratchBuffers:
         may have changed it)."""
         addr, mask = self.tile_address(buf, node)
         buf.var = E.Var(self.fresh(f"{buf.name}_tile"), buf.var.type, dims=buf.tile)
-        self.emit(N.Load(buf.var, buf.home.arg, (addr,), mask), node)  # type: ignore[union-attr]
+        other = 0 if mask is not None and is_view(buf) else None  # outside a view: zero
+        self.emit(N.Load(buf.var, buf.home.arg, (addr,), mask, other), node)  # type: ignore[union-attr]
         return buf.var
 
     def scratch_store_tile(self, buf: TileBuffer, value: E.Expr, node: A.Node) -> None:

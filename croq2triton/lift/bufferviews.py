@@ -1,0 +1,182 @@
+"""Views of ``shared`` / ``local`` buffers that re-window their elements (LANGUAGE.md 7.6), as a
+mixin of the kernel lifter (lift/kernel.py): ``.view(e..).from(o..)`` of the buffer's rank (a window
+at any origin, known at run time), ``.view(e.. : st..).from(o..)`` / ``.subspan(e.. : st..)`` with
+explicit strides, and ``.view(..)`` of another rank (dense, in row-major order).
+
+A view is index arithmetic over the buffer's elements: element ``i`` of a strided or rank-changing
+view is the element at the flat position ``origin + sum i_d * st_d`` of the buffer's row-major
+order (``origin``: the parent's own position plus ``sum o_d * st_d``).  A window of the buffer's
+rank stays a :class:`BufferView` (per dimension an offset and an extent: its reads outside the
+window or the buffer read zero, LANGUAGE.md 14.3); a strided or rank-changing view is a
+:class:`TileBuffer` over the buffer's scratch area with ``steps``.  Such views address elements at
+run-time positions, which a register tile cannot: the buffer moves to scratch memory
+(:class:`NotInRegisters`), where each element is a load or store at its address (lift/scratch.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import CroqSemanticError
+from ..frontend import ast as A
+from ..tir import expr as E
+from .buffers import BufferView, TileBuffer, dense_steps, pow2
+from .notlifted import NotInRegisters, NotLifted
+from .terms import const_int
+
+
+def flat_position(buf: TileBuffer, index: tuple[E.Expr, ...] | list[E.Expr]) -> E.Expr:
+    """Where element ``index`` of ``buf`` lies in its scratch area's row-major order (lanes' copies
+    apart): along its steps from its origin for a strided view, else row-major by its sizes."""
+    flat: E.Expr = buf.origin if buf.origin is not None else E.Const(0)
+    if buf.steps is not None:
+        for i, st in zip(index, buf.steps, strict=True):
+            flat = E.Bin("+", flat, E.Bin("*", i, st))
+        return E.fold(flat)
+    rows: E.Expr = E.Const(0)
+    for i, n in zip(index, buf.sizes, strict=True):
+        rows = E.Bin("+", E.Bin("*", rows, n), i)
+    return E.fold(E.Bin("+", flat, rows))
+
+
+def fits_buffer(view: BufferView) -> bool:
+    """Does ``view`` lie inside its buffer for every value of its origin's variables, along each
+    dimension of a constant extent (one of run-time extent, ``mma.store.mask``'s rows, is bounded
+    by the copy itself)?"""
+    for o, n, size, k in zip(view.offsets, view.shape, view.buffer.sizes, view.keep, strict=True):
+        width, room = const_int(n) if k else 1, const_int(size)
+        if width is None or room is None:
+            continue
+        lo, hi = E.bounds(E.fold(o))
+        if lo is None or lo < 0 or hi is None or hi + width > room:
+            return False
+    return True
+
+
+def element_count(buf: TileBuffer) -> E.Expr:
+    """The elements of ``buf``'s scratch area a view of it may reach."""
+    if buf.room is not None:
+        return buf.room
+    count: E.Expr = E.Const(1)
+    for n in buf.sizes:
+        count = E.fold(E.Bin("*", count, n))
+    return count
+
+
+class BufferViews:
+    """``.view`` and explicit strides of views of buffers; the lifter supplies the rest."""
+
+    int_expr: Any
+    extent_items: Any
+    claim: Any
+    whole_buffer: Any
+    part_of: Any
+
+    def copied_window(self, view: BufferView, node: A.Node) -> BufferView:
+        """``view`` as a copy reads it: a window that may reach past its buffer (at a run-time
+        origin) reads zero there, so its elements are read at their addresses in scratch memory
+        (the buffer moves there), zero outside; any other view as it is."""
+        if view.whole or fits_buffer(view):
+            return view
+        if view.buffer.home is None:
+            raise NotInRegisters("a copy out of a window that may reach past its buffer", view.buffer.name, node)
+        if view.buffer.part is not None or view.buffer.of is not None:
+            raise NotLifted("a copy out of a window of a part of a buffer that may reach past it", node)
+        return self.whole_buffer(self.part_of(view, node))
+
+    def buffer_window(self, p: BufferView, op: A.ViewOp) -> BufferView | TileBuffer:
+        """``p.view(e..).from(o..)`` without strides: a window of ``p``'s rank at ``o`` in ``p``'s
+        coordinates, whose extents bound it; of another rank, the dense view of ``e`` from the element
+        ``o`` (one offset per dimension of ``p``) or from ``sum o_d * st_d`` (one per extent of the
+        view, ``st`` the dense strides of ``e``)."""
+        items = self.extent_items(op.args)
+        origin = list(op.at or [])
+        kept = list(p.axes)
+        if len(items) == len(kept) and len(origin) == len(kept):
+            offs, shape = list(p.offsets), list(p.shape)
+            for j, d in enumerate(kept):
+                offs[d] = E.fold(E.Bin("+", offs[d], self.int_expr(origin[j])))
+                shape[d] = p.shape[d] if items[j] is None else items[j]
+            return BufferView(p.buffer, tuple(offs), tuple(shape), p.keep)
+        if any(x is None for x in items):
+            raise CroqSemanticError(
+                "a '.view' that changes the rank takes its extents without '_'", op.span, "spell out each extent"
+            )
+        shape = tuple(x for x in items if x is not None)
+        steps = dense_steps(shape)
+        if len(origin) == len(kept):  # the origin in the parent's coordinates
+            offs = list(p.offsets)
+            for j, d in enumerate(kept):
+                offs[d] = E.fold(E.Bin("+", offs[d], self.int_expr(origin[j])))
+            return self.strided_buffer(BufferView(p.buffer, tuple(offs), p.shape, p.keep), shape, steps, E.Const(0), op)
+        if len(origin) != len(shape):
+            raise CroqSemanticError(
+                f"a '.view' of {len(shape)} extent(s) that changes the rank takes {len(shape)} offset(s) (or one per"
+                f" dimension of its parent, {len(kept)}), {len(origin)} given",
+                op.span,
+                "give one offset per extent of the view",
+            )
+        flat: E.Expr = E.Const(0)
+        for o, st in zip(origin, steps, strict=True):
+            flat = E.Bin("+", flat, E.Bin("*", self.int_expr(o), st))
+        return self.strided_buffer(p, shape, steps, flat, op)
+
+    def buffer_strided(self, p: BufferView, op: A.ViewOp) -> TileBuffer:
+        """``p.view(e.. : st..).from(o..)`` / ``p.subspan(e.. : st..)[.at(i..)]`` (LANGUAGE.md 7.6):
+        element ``i`` is the element ``sum o_d * st_d + sum i_d * st_d`` past ``p``'s origin in the
+        buffer's row-major order (``.at(i)`` moves the origin by ``i * e`` in ``p``'s coordinates)."""
+        if op.kind not in ("view", "subspan") or op.step or (op.kind == "view" and op.at is None):
+            raise NotLifted(f"a '.{op.kind}' with explicit strides and this form", op)
+        strides = op.strides or []
+        at = op.at if op.kind == "subspan" else None
+        offsets = len(op.at or []) if op.kind == "view" else len(strides)
+        if not len(op.args) == len(strides) == offsets or (at is not None and len(at) != len(p.axes)):
+            raise CroqSemanticError(
+                f"'.{op.kind}' with {len(op.args)} extent(s), {len(strides)} stride(s)"
+                + (f" and {len(op.at or [])} offset(s)" if op.kind == "view" else "")
+                + (f" and {len(at)} index(es) of a view of {len(p.axes)} dimension(s)" if at is not None else ""),
+                op.span,
+                "give one stride (and one offset) per extent, and one index per dimension of the view",
+            )
+        steps = tuple(self.int_expr(x) for x in strides)
+        shape = tuple(self.int_expr(x) for x in op.args)
+        flat: E.Expr = E.Const(0)
+        if op.kind == "view":
+            for o, st in zip(op.at or [], steps, strict=True):
+                flat = E.Bin("+", flat, E.Bin("*", self.int_expr(o), st))
+        if at is not None:
+            offs = list(p.offsets)
+            for j, d in enumerate(p.axes):
+                offs[d] = E.fold(E.Bin("+", offs[d], E.Bin("*", self.int_expr(at[j]), shape[j])))
+            p = BufferView(p.buffer, tuple(offs), p.shape, p.keep)
+        return self.strided_buffer(p, shape, steps, flat, op)
+
+    def strided_buffer(
+        self, p: BufferView, shape: tuple[E.Expr, ...], steps: tuple[E.Expr, ...], flat: E.Expr, op: A.ViewOp
+    ) -> TileBuffer:
+        """``shape`` elements ``steps`` apart from ``flat`` past the first element of ``p``, in its
+        buffer's scratch area (the buffer moves there where it is a register tile)."""
+        buf = p.buffer
+        dims = [const_int(n) for n in shape]
+        if any(n is None or n < 1 for n in dims):
+            raise NotLifted("a strided or rank-changing view of a buffer of run-time extent", op)
+        if buf.home is None:
+            raise NotInRegisters("a strided or rank-changing view of a buffer", buf.name, op)
+        if buf.part is not None:
+            raise NotLifted("a strided or rank-changing view of a part of a buffer read by element", op)
+        origin = E.fold(E.Bin("+", flat_position(buf, p.offsets), flat))
+        tile = tuple(pow2(n) for n in dims)  # type: ignore[arg-type]
+        var = E.Var(self.claim(f"{buf.name}_view"), buf.var.type, dims=tile)
+        return TileBuffer(
+            buf.name,
+            buf.elem,
+            tuple(dims),  # type: ignore[arg-type]
+            var,
+            buf.fill,
+            buf.line,
+            True,
+            home=buf.home,
+            origin=origin,
+            steps=steps,
+            room=element_count(buf),
+        )
