@@ -14,7 +14,7 @@ its element of the tile.  Reads at other positions raise :class:`NotLifted`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,6 +64,32 @@ def shared_element(index: tuple[E.Expr, ...], wide: E.Shape) -> tuple[E.Expr, ..
     if not index or E.broadcast(*(i.shape for i in index)) == wide:
         return index
     return (*index[:-1], spread(index[-1], wide, index[-1].dtype))
+
+
+def strided_parts(
+    op: A.ViewOp, rank: int, int_expr: Callable[[A.Expr], E.Expr]
+) -> tuple[tuple[E.Expr, ...], tuple[E.Expr, ...], E.Expr, list[A.Expr] | None]:
+    """The strides and extents of ``p.view(e.. : st..).from(o..)`` / ``p.subspan(e.. : st..)[.at(i..)]``
+    (LANGUAGE.md 7.6), the offset of its origin past ``p``'s counted in strides (``sum o_d * st_d``) and the
+    ``.at`` indices of a subspan, checked against a view ``p`` of ``rank`` dimensions."""
+    strides = op.strides or []
+    at = op.at if op.kind == "subspan" else None
+    offsets = len(op.at or []) if op.kind == "view" else len(strides)
+    if not len(op.args) == len(strides) == offsets or (at is not None and len(at) != rank):
+        raise CroqSemanticError(
+            f"'.{op.kind}' with {len(op.args)} extent(s), {len(strides)} stride(s)"
+            + (f" and {len(op.at or [])} offset(s)" if op.kind == "view" else "")
+            + (f" and {len(at)} index(es) of a view of {rank} dimension(s)" if at is not None else ""),
+            op.span,
+            "give one stride (and one offset) per extent, and one index per dimension of the view",
+        )
+    steps = tuple(int_expr(x) for x in strides)
+    shape = tuple(int_expr(x) for x in op.args)
+    flat: E.Expr = E.Const(0)
+    if op.kind == "view":
+        for o, st in zip(op.at or [], steps, strict=True):
+            flat = E.Bin("+", flat, E.Bin("*", int_expr(o), st))
+    return steps, shape, flat, at
 
 
 def known_elements(extents: Iterable[int | None]) -> int:
@@ -657,22 +683,7 @@ class Buffers(ViewAlgebra):
             raise NotLifted(
                 "a view with explicit strides of a strided view or of a span_as view of part of a tensor", op
             )
-        strides = op.strides or []
-        at = op.at if op.kind == "subspan" else None
-        offsets = len(op.at or []) if op.kind == "view" else len(strides)
-        if not len(op.args) == len(strides) == offsets or (at is not None and len(at) != len(p.shape)):
-            raise CroqSemanticError(
-                f"'.{op.kind}' with {len(op.args)} extent(s), {len(strides)} stride(s)"
-                + (f" and {len(op.at or [])} offset(s)" if op.kind == "view" else "")
-                + (f" and {len(at)} index(es) of a view of {len(p.shape)} dimension(s)" if at is not None else ""),
-                op.span,
-                "give one stride (and one offset) per extent, and one index per dimension of the view",
-            )
-        steps = tuple(self.int_expr(x) for x in strides)
-        shape = tuple(self.int_expr(x) for x in op.args)
-        flat: E.Expr = E.Const(0)
-        for o, st in zip(op.at or [], steps, strict=False) if op.kind == "view" else ():
-            flat = E.Bin("+", flat, E.Bin("*", self.int_expr(o), st))
+        steps, shape, flat, at = strided_parts(op, len(p.shape), self.int_expr)
         if at is not None:  # ``.subspan(e : st).at(i)``: the window moves by ``i * e`` in its own coordinates first
             moves = [
                 E.fold(E.Bin("*", i, n)) for i, n in zip(self.at_args(self.index_args(at), op), shape, strict=False)

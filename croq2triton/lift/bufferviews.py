@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import CroqSemanticError
 from ..frontend import ast as A
 from ..tir import expr as E
-from .buffers import BufferView, TileBuffer, dense_steps, pow2
+from .buffers import BufferView, TileBuffer, dense_steps, pow2, strided_parts
 from .notlifted import NotInRegisters, NotLifted
 from .terms import const_int
 
@@ -127,23 +127,7 @@ class BufferViews:
         buffer's row-major order (``.at(i)`` moves the origin by ``i * e`` in ``p``'s coordinates)."""
         if op.kind not in ("view", "subspan") or op.step or (op.kind == "view" and op.at is None):
             raise NotLifted(f"a '.{op.kind}' with explicit strides and this form", op)
-        strides = op.strides or []
-        at = op.at if op.kind == "subspan" else None
-        offsets = len(op.at or []) if op.kind == "view" else len(strides)
-        if not len(op.args) == len(strides) == offsets or (at is not None and len(at) != len(p.axes)):
-            raise CroqSemanticError(
-                f"'.{op.kind}' with {len(op.args)} extent(s), {len(strides)} stride(s)"
-                + (f" and {len(op.at or [])} offset(s)" if op.kind == "view" else "")
-                + (f" and {len(at)} index(es) of a view of {len(p.axes)} dimension(s)" if at is not None else ""),
-                op.span,
-                "give one stride (and one offset) per extent, and one index per dimension of the view",
-            )
-        steps = tuple(self.int_expr(x) for x in strides)
-        shape = tuple(self.int_expr(x) for x in op.args)
-        flat: E.Expr = E.Const(0)
-        if op.kind == "view":
-            for o, st in zip(op.at or [], steps, strict=True):
-                flat = E.Bin("+", flat, E.Bin("*", self.int_expr(o), st))
+        steps, shape, flat, at = strided_parts(op, len(p.axes), self.int_expr)
         if at is not None:
             offs = list(p.offsets)
             for j, d in enumerate(p.axes):
