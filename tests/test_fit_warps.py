@@ -4,6 +4,7 @@ where that keeps two; warps given by a user or a tuning point, and grids of one 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -35,7 +36,7 @@ class FakeKernel:
 
 
 @pytest.fixture
-def h100(monkeypatch: pytest.MonkeyPatch) -> None:
+def h100(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     props = SimpleNamespace(
         multi_processor_count=132,
         regs_per_multiprocessor=65536,
@@ -45,6 +46,10 @@ def h100(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
     monkeypatch.setattr(torch.cuda, "get_device_properties", lambda _d: props)
     occ._CHOSEN.clear()
+    occ._sm.cache_clear()
+    yield
+    occ._CHOSEN.clear()  # (the fake device's figures stay out of later tests of the process)
+    occ._sm.cache_clear()
 
 
 def test_one_program_a_sm_moves_to_the_warps_that_keep_two(h100: None) -> None:

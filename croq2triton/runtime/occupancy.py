@@ -17,11 +17,34 @@ cached; the interpreter, and warps a user or a tuning point gave, are left alone
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import Any, NamedTuple
+
+import torch
 
 REGISTERS_PER_SM = 65536
 THREADS_PER_SM = 2048
 ENOUGH = 2  # programs a SM that let one program's loads overlap another's folds
+
+
+class Sm(NamedTuple):
+    """What a SM of a device holds: its count, registers, threads and shared memory."""
+
+    count: int
+    registers: int
+    threads: int
+    shared: int
+
+
+@functools.cache
+def _sm(device: int) -> Sm:
+    props = torch.cuda.get_device_properties(device)
+    return Sm(
+        props.multi_processor_count,
+        getattr(props, "regs_per_multiprocessor", REGISTERS_PER_SM) or REGISTERS_PER_SM,
+        getattr(props, "max_threads_per_multi_processor", THREADS_PER_SM) or THREADS_PER_SM,
+        getattr(props, "shared_memory_per_multiprocessor", 0) or 233472,
+    )
 
 
 class FitWarps(int):
@@ -46,14 +69,11 @@ def fitted(kernel: Any, grid: tuple[int, ...], args: list[Any], kwargs: dict[str
     warps = kwargs.get("num_warps")
     if type(warps) is not FitWarps:
         return kwargs
-    import torch
-
     programs = 1
     for g in grid:
         programs *= g
     device = torch.cuda.current_device()
-    sms = torch.cuda.get_device_properties(device).multi_processor_count
-    if programs <= sms:  # one wave: programs a SM do not matter
+    if programs <= _sm(device).count:  # one wave: programs a SM do not matter
         return {**kwargs, "num_warps": int(warps)}
     key = (id(kernel), device, int(warps), tuple(sorted((k, v) for k, v in kwargs.items() if k != "num_warps")))
     if key not in _CHOSEN:
@@ -81,8 +101,6 @@ def _resident(
     kernel: Any, grid: tuple[int, ...], args: list[Any], kwargs: dict[str, Any], warps: int, device: int
 ) -> int | None:
     """Programs of ``kernel`` compiled at ``warps`` that a SM holds at once (None: unknown)."""
-    import torch
-
     try:
         compiled = kernel.warmup(*args, grid=grid, **{**kwargs, "num_warps": warps})
         compiled._init_handles()
@@ -92,12 +110,9 @@ def _resident(
         return None
     if spills:
         return 0
-    props = torch.cuda.get_device_properties(device)
-    per_sm_regs = getattr(props, "regs_per_multiprocessor", REGISTERS_PER_SM) or REGISTERS_PER_SM
-    per_sm_threads = getattr(props, "max_threads_per_multi_processor", THREADS_PER_SM) or THREADS_PER_SM
-    per_sm_shared = getattr(props, "shared_memory_per_multiprocessor", 0) or 233472
+    sm = _sm(device)
     threads = 32 * warps
-    by_regs = per_sm_regs // max(1, ((regs + 7) // 8) * 8 * threads)
-    by_threads = per_sm_threads // threads
-    by_shared = per_sm_shared // shared if shared else by_threads
+    by_regs = sm.registers // max(1, ((regs + 7) // 8) * 8 * threads)
+    by_threads = sm.threads // threads
+    by_shared = sm.shared // shared if shared else by_threads
     return min(by_regs, by_threads, by_shared)
