@@ -195,6 +195,11 @@ class BufferView:
     def axes(self) -> tuple[int, ...]:
         return tuple(d for d, k in enumerate(self.keep) if k)
 
+    def in_buffer(self, index: list[E.Expr]) -> list[E.Expr]:
+        """The index in the buffer of the view's element ``index`` (one per kept dimension)."""
+        inner = iter(index)
+        return [E.fold(o + next(inner)) if k else o for o, k in zip(self.offsets, self.keep, strict=True)]
+
     @property
     def whole(self) -> bool:
         return all(k for k in self.keep) and all(

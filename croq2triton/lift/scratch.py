@@ -212,10 +212,7 @@ class ScratchBuffers:
         assert home is not None
         terms = self.scratch_bounds(buf, index)
         if buf.part is not None:  # a part of a buffer: at its origin in the buffer
-            inner = iter(index)
-            part = buf.part
-            index = [E.fold(o + next(inner)) if k else o for o, k in zip(part.offsets, part.keep, strict=True)]
-            buf = part.buffer
+            index, buf = buf.part.in_buffer(index), buf.part.buffer
         flat = flat_position(buf, index)  # row-major, or along a strided view's steps
         if home.lane is not None:
             flat = E.Bin("+", E.Bin("*", flat, E.Const(home.copies)), home.lane if lane is None else lane)
@@ -228,10 +225,7 @@ class ScratchBuffers:
         is not written (LANGUAGE.md 14.3)."""
         terms = self.in_tensor(index, buf.sizes, ())
         if buf.part is not None:
-            inner = iter(index)
-            part = buf.part
-            outer = [E.fold(o + next(inner)) if k else o for o, k in zip(part.offsets, part.keep, strict=True)]
-            terms += self.scratch_bounds(part.buffer, outer)
+            terms += self.scratch_bounds(buf.part.buffer, buf.part.in_buffer(index))
         if buf.steps is not None:
             flat = flat_position(buf, index)
             terms += [E.Bin(">=", flat, E.Const(0)), E.Bin("<", flat, element_count(buf))]
