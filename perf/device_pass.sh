@@ -20,6 +20,7 @@
 #   perf/device_pass.sh planes     # loop nests over one run of memory (schedule/planes.py), and single-pass rows in blocks (issue 27)
 #   perf/device_pass.sh longrows   # perf/probe_long_rows.py (rows of 16384 held whole over two folds), then the
 #                                  # GEMM shapes of issue 25 not yet timed on an H200 (4000^3, K = 1024, fp8)
+#   perf/device_pass.sh reads      # perf/probe_read_rows.py: row and column sums of f16, hand-written variants (issue 27)
 #   perf/device_pass.sh norms      # perf/probe_norm_rows.py: norms over long rows, hand-written variants (issue 27)
 #   perf/device_pass.sh attention  # attention tuned (issue 25), untuned and tuned against SDPA
 #   perf/device_pass.sh gemm25     # the launch-time GEMM tile table at the shapes of issue 25
@@ -125,6 +126,11 @@ case "${1:-tests}" in
     timeout 90 python3 perf/bench.py --forms --only fp8_f32out,fp8_f16out --shapes 8192 --rounds 3 \
       --md "$OUT/fp8.md" > "$OUT/fp8.txt" 2>&1 || status=1
     tail -12 "$OUT/gemm25.txt" "$OUT/fp8.txt"
+    ;;
+  reads)
+    timeout "${READS_TIMEOUT:-260}" python3 perf/probe_read_rows.py ${READS_ARGS:-} > "$OUT/reads.jsonl" \
+      2> "$OUT/reads.err" || status=1
+    tail -3 "$OUT/reads.err"; wc -l "$OUT/reads.jsonl"
     ;;
   norms)
     # issue 27: what a norm over long rows wants (hand-written variants, perf/probe_norm_rows.py), and
