@@ -137,11 +137,14 @@ def test_a_tree_over_rows_narrowed_to_one_row_folds() -> None:
     """Two rows a block with a shared [2, 128] tree: narrowed to one row a program (lift/narrow.py),
     the row's [1, 128] partials are stored in the buffer's order and the tree is read as one
     reduction of them (schedule/treefold.py), although the final read's mask holds a term of the
-    program's row (``t == 0 && r # q < M``) that the proof cannot know."""
+    program's row (``t == 0 && r # q < M``) that the proof cannot know.  The partials are read only
+    as that total, so they are kept as the total, each block's ``[BLOCK_J, 1, 128]`` tile folded over
+    the lanes' axis first (schedule/totals.py; the leading axis first crosses the warps)."""
     code = translate_full(PROGRAM.read_text(), filename="membound_forms2.co", schedule="auto").source
     narrowed = code.split("def row_sums_2rows_k0_rows(")[1].split("@triton.jit")[0]
     assert "part_scratch" not in narrowed and "tl.debug_barrier()" not in narrowed
-    assert "tl.sum(tl.reshape(acc, [128]), axis=0)" in narrowed
+    assert "tl.reshape" not in narrowed and "part_sum = tl.sum(acc_sum, axis=0)" in narrowed
+    assert "axis=2,\n        ),\n        axis=0," in narrowed  # the lanes (axis 2) before the blocks (axis 0)
     two_rows = code.split("def row_sums_2rows_k0(")[1].split("@triton.jit")[0]
     assert "part_scratch" in two_rows  # each row's own tree over a [2, 128] tile stays as written
 

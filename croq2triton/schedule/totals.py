@@ -74,7 +74,8 @@ def crosses_lead(kernel: N.Kernel) -> bool:
     for s in N.walk(kernel.body):
         for x in N.exprs_of(s):
             for n in x.walk():
-                if isinstance(n, E.Reduce) and n.axis == 0 and len(n.value.shape) >= 2:
+                wide = [d for d in n.value.shape[1:] if d != 1] if isinstance(n, E.Reduce) else []
+                if isinstance(n, E.Reduce) and n.axis == 0 and wide:  # (other axes of one element cross nothing)
                     return True
     return False
 
@@ -180,6 +181,12 @@ def _only_reduced(e: E.Expr, group: set[str], op: str, axes: set[int]) -> bool:
             return False
         axes.add(e.axis)
         return True
+    flat = _flat_read(e, group)
+    if flat is not None:
+        if e.op != op:  # (``_flat_read`` answers only for a Reduce)
+            return False
+        axes.add(flat[1])
+        return True
     if isinstance(e, E.Var):
         return e.name not in group
     return all(_only_reduced(c, group, op, axes) for c in e.children())
@@ -225,8 +232,31 @@ def _total_of(x: E.Expr, op: str, axis: int) -> E.Expr:
 
 
 def _reads_totals(e: E.Expr, totals: dict[str, tuple[E.Var, str, int]]) -> E.Expr:
-    """``e`` with each ``reduce(op, V, axis)`` of a lane variable ``V`` kept as totals read as the total."""
+    """``e`` with each ``reduce(op, V, axis)`` of a lane variable ``V`` kept as totals read as the total
+    (and each read of ``V`` flattened, :func:`_flat_read`, as the total's one element)."""
     for n in list(e.walk()):
         if isinstance(n, E.Reduce) and isinstance(n.value, E.Var) and n.value.name in totals:
             e = E.replace(e, n, totals[n.value.name][0])
+            continue
+        flat = _flat_read(n, set(totals))
+        if flat is not None:
+            assert isinstance(n, E.Reduce)
+            tot = totals[flat[0].name][0]
+            one: E.Expr = tot if len(tot.shape) <= 1 else E.Reshape(tot, (1,))
+            e = E.replace(e, n, one if not one.shape else E.Reduce(n.op, one, 0))
     return e
+
+
+def _flat_read(e: E.Expr, group: set[str]) -> tuple[E.Var, int] | None:
+    """``reduce(op, reshape(V, [n]), 0)`` of ``V`` in ``group`` whose one axis ``k`` of more than one
+    element holds ``n`` (a tree's total of lanes laid out ``[1, n]``): ``(V, k)``; it reads what
+    ``reduce(op, V, k)`` reads, every other axis of ``V`` one element (so the total holds one element)."""
+    if not (isinstance(e, E.Reduce) and e.axis == 0 and isinstance(e.value, E.Reshape)):
+        return None
+    v = e.value.value
+    if not (isinstance(v, E.Var) and v.name in group and len(e.value.shape) == 1):
+        return None
+    wide = [i for i, d in enumerate(v.shape) if d != 1]
+    if len(wide) != 1 or v.shape[wide[0]] != e.value.shape[0] or len(v.shape) < 2:
+        return None
+    return v, wide[0]
