@@ -146,8 +146,8 @@ def row_variants(m: int, n: int, sms: int, gen: Any, x: Any, s: Any) -> Iterator
 
 def col_variants(m: int, n: int, sms: int, gen: Any, x: Any, s: Any) -> Iterator[Variant]:
     yield "auto", {}, lambda: gen.col_sums_f16(x, s)
-    for bn, br, waves, stages, warps in itertools.product((64, 128, 256), (32, 64), (2, 4, 8), (3,), (4, 8)):
-        if not 8 <= br * bn // (32 * warps) <= 64:
+    for bn, br, waves, stages, warps in itertools.product((128, 256, 512, 1024), (8, 16, 32, 64), (4, 8), (3,), (4, 8)):
+        if not 16 <= br * bn // (32 * warps) <= 64:
             continue
         blocks = triton.cdiv(n, bn)
         splits = max(1, min(triton.cdiv(m, br), waves * sms // blocks))
