@@ -36,6 +36,7 @@ from typing import Any
 import torch
 import triton
 import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -95,6 +96,25 @@ def _cols_split(x_ptr, s_ptr, M, N, CHUNK, BR: tl.constexpr, BN: tl.constexpr, S
     tl.atomic_add(s_ptr + cols, tl.sum(tile, axis=0), mask=cols < N)
 
 
+@triton.jit
+def _rows_tma(x_desc, s_ptr, M, N, R: tl.constexpr, BLOCK: tl.constexpr, STAGES: tl.constexpr):
+    rows = tl.program_id(0) * R + tl.arange(0, R)
+    tile = tl.zeros([R, BLOCK], tl.float32)
+    for c0 in tl.range(0, N, BLOCK, num_stages=STAGES):
+        tile += x_desc.load([tl.program_id(0) * R, c0]).to(tl.float32)  # (zeros past the tensor)
+    tl.store(s_ptr + rows, tl.sum(tile, axis=1), mask=rows < M)
+
+
+@triton.jit
+def _cols_tma(x_desc, s_ptr, M, N, CHUNK, BR: tl.constexpr, BN: tl.constexpr, STAGES: tl.constexpr):
+    start = tl.program_id(1) * CHUNK
+    tile = tl.zeros([BR, BN], tl.float32)
+    for r0 in tl.range(start, tl.minimum(M, start + CHUNK), BR, num_stages=STAGES):
+        tile += x_desc.load([r0, tl.program_id(0) * BN]).to(tl.float32)  # (CHUNK a multiple of BR)
+    cols = tl.program_id(0) * BN + tl.arange(0, BN)
+    tl.atomic_add(s_ptr + cols, tl.sum(tile, axis=0), mask=cols < N)
+
+
 def _generated(name: str) -> Any:
     """``tests/programs/<name>.co`` translated under auto, imported."""
     out = Path(tempfile.mkdtemp()) / f"{name}_auto.py"
@@ -134,6 +154,17 @@ def row_variants(m: int, n: int, sms: int, gen: Any, x: Any, s: Any) -> Iterator
                     x, s, m, n, R=r, BLOCK=b, TILE=t, STAGES=st, num_warps=w
                 ),
             )
+    for rows, stages, warps in itertools.product((8, 16, 32), (3, 4), (4, 8)):  # (a box holds 256 a side)
+        block = 256
+        if 8 <= rows * block // (32 * warps) <= 64:
+            desc = TensorDescriptor.from_tensor(x, [rows, block])  # (made once: its host time stays out)
+            yield (
+                "tma",
+                {"R": rows, "block": block, "stages": stages, "warps": warps},
+                lambda d=desc, r=rows, b=block, st=stages, w=warps: _rows_tma[(triton.cdiv(m, r),)](
+                    d, s, m, n, R=r, BLOCK=b, STAGES=st, num_warps=w
+                ),
+            )
     for per_sm, stages, warps in itertools.product((2, 4), (3,), (4, 8)):
         if whole // (32 * warps) <= 64 and per_sm * warps <= 64:
             grid = min(m, per_sm * sms)
@@ -146,7 +177,7 @@ def row_variants(m: int, n: int, sms: int, gen: Any, x: Any, s: Any) -> Iterator
 
 def col_variants(m: int, n: int, sms: int, gen: Any, x: Any, s: Any) -> Iterator[Variant]:
     yield "auto", {}, lambda: gen.col_sums_f16(x, s)
-    for bn, br, waves, stages, warps in itertools.product((128, 256, 512, 1024), (8, 16, 32, 64), (4, 8), (3,), (4, 8)):
+    for bn, br, waves, stages, warps in itertools.product((256, 512, 1024), (16, 32), (4, 8), (3,), (4,)):
         if not 16 <= br * bn // (32 * warps) <= 64:
             continue
         blocks = triton.cdiv(n, bn)
@@ -158,6 +189,25 @@ def col_variants(m: int, n: int, sms: int, gen: Any, x: Any, s: Any) -> Iterator
             {"BN": bn, "BR": br, "waves": waves, "stages": stages, "warps": warps, "splits": splits},
             lambda g=(blocks, splits), ch=chunk, a=br, b=bn, st=stages, w=warps: _cols_split[g](
                 x, s, m, n, ch, BR=a, BN=b, STAGES=st, num_warps=w
+            ),
+        )
+    yield from col_tma_variants(m, n, sms, x, s)
+
+
+def col_tma_variants(m: int, n: int, sms: int, x: Any, s: Any) -> Iterator[Variant]:
+    for bn, br, waves, stages, warps in itertools.product((64, 128, 256), (32, 64, 128), (8,), (3, 4), (4,)):
+        if not 16 <= br * bn // (32 * warps) <= 64:
+            continue
+        blocks = triton.cdiv(n, bn)
+        splits = max(1, min(triton.cdiv(m, br), waves * sms // blocks))
+        chunk = triton.cdiv(triton.cdiv(m, splits), br) * br
+        splits = triton.cdiv(m, chunk)
+        desc = TensorDescriptor.from_tensor(x, [br, bn])
+        yield (
+            "tma",
+            {"BN": bn, "BR": br, "waves": waves, "stages": stages, "warps": warps, "splits": splits},
+            lambda d=desc, g=(blocks, splits), ch=chunk, a=br, b=bn, st=stages, w=warps: _cols_tma[g](
+                d, s, m, n, ch, BR=a, BN=b, STAGES=st, num_warps=w
             ),
         )
 
