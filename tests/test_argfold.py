@@ -112,3 +112,15 @@ def test_what_auto_makes_of_each_form() -> None:
     # good as the best so far takes its position)
     last = kernel_code(text, "row_argmax_last_k0")
     assert not loop_as_written(last, "j", "N") and "best_better=(best_block>=best)&(at_block>" in last
+
+
+def test_an_index_the_counter_itself_is_the_blocks_position() -> None:
+    """Where the index kept beside the best value is the counter (or integer arithmetic of it), its value
+    at the block's best position is that arithmetic at the position: no second reduction over the block to
+    pick it (schedule/foldloops.py ``pick``); an index read from a tensor there is still picked by one."""
+    text = translate_full(PROGRAM.read_text(), filename="argfold.co", schedule="auto").source
+    for fn in ("row_argmax_k0", "row_argmax_last_k0"):
+        body = kernel_code(text, fn)
+        assert "at=tl.where(best_better,at_block,at)" in body, fn
+    ids = kernel_code(text, "row_argmin_ids_f16_k0")
+    assert "tl.sum(tl.where(" in ids  # (ids.at(j): the element at the position, read by a reduction)

@@ -1066,7 +1066,13 @@ class _Rewrite:
         self.out.append(N.Let(at, first, line=line))
         value = self.lift(fi.value)
         zero = _identity("+", acc_i.type)
-        chosen = E.Reduce("sum", E.Where(E.Bin("==", counter, self.lift(at)), value, zero), self.axis)
+        at_value = E.replace(value, counter, self.lift(at))
+        if _index_arith(value) and len(at_value.shape) == len(value.shape) and at_value.shape[self.axis] == 1:
+            # the index an affine (or any +, -, *) function of the counter alone along the axis: its value
+            # at the position ``P`` is the function at ``P`` (no second pass over the block to pick it)
+            chosen = at if at_value == self.lift(at) else E.Reduce("sum", at_value, self.axis)
+        else:
+            chosen = E.Reduce("sum", E.Where(E.Bin("==", counter, self.lift(at)), value, zero), self.axis)
         better: E.Expr = E.Bin(">" if op == "max" else "<", top, acc_b)
         if fi.pick.last:  # a later position as good as the best so far replaces it (where one is valid)
             better = E.conj([E.Bin(">=" if op == "max" else "<=", top, acc_b), E.Bin(">", at, least)])
@@ -1189,6 +1195,20 @@ def _kept_shapes(body: list[N.Stmt], accs: dict[str, E.Var]) -> list[N.Stmt]:
 def _full(op: str, tile: E.Var) -> E.Full:
     """A tile of the identity of ``op``."""
     return E.Full(tile.shape, _identity(op, tile.dtype).value, tile.dtype)
+
+
+def _index_arith(e: E.Expr) -> bool:
+    """``e`` is integer arithmetic by ``+``, ``-``, ``*`` of names, constants and aranges (no load, no
+    division: evaluated at any position, even one past the block, it reads nothing and cannot trap)."""
+    if isinstance(e, (E.Var, E.Const, E.Arange)):
+        return E.is_int(e.dtype)
+    if isinstance(e, E.Lift):
+        return _index_arith(e.value)
+    if isinstance(e, E.Cast):
+        return E.is_int(e.dtype) and _index_arith(e.value)
+    if isinstance(e, E.Bin):
+        return e.op in ("+", "-", "*") and _index_arith(e.lhs) and _index_arith(e.rhs)
+    return False
 
 
 def _identity(op: str, dtype: str) -> E.Const:
