@@ -355,25 +355,40 @@ def _own_names(bodies: list[A.Stmt], roles: list[A.Stmt], outer: frozenset[str])
 
 
 def _read_only_value(body: A.Stmt, name: str) -> str | None:
-    """The value ``name`` is bound to where ``body`` binds it once (``x = expr``) and only reads it
-    after (None: anything else)."""
-    binds = [n for n in body.walk() if isinstance(n, A.Assign) and _is(n.target, name)]
-    if len(binds) != 1 or binds[0].op != "=" or not isinstance(binds[0].value, A.Expr):
+    """The value ``name`` is bound to where ``body`` binds it once (``x = expr``, or a declaration
+    that is not ``mutable``, ``int x = expr``, its type part of the value) and only reads it after
+    (None: anything else)."""
+    binds: list[A.Node] = [n for n in body.walk() if isinstance(n, A.Assign) and _is(n.target, name)]
+    declared = [
+        (d, x.type)
+        for x in body.walk()
+        if isinstance(x, A.ScalarDecl)
+        for d in x.items
+        if d.name == name and not x.mutable and d.init is not None and not d.dims
+    ]
+    named = [n for n in body.walk() if isinstance(n, A.Declarator) and n.name == name]
+    if len(declared) == 1 and not binds and len(named) == 1:
+        decl, type_ = declared[0]
+        binds, value, typed = [decl], decl.init, f"{type_} "
+    elif len(binds) == 1 and binds[0].op == "=" and isinstance(binds[0].value, A.Expr) and not named:  # type: ignore[attr-defined]
+        value, typed = binds[0].value, ""  # type: ignore[attr-defined]
+    else:
         return None
+    assert value is not None
     for n in body.walk():
         written = (
             (isinstance(n, A.MmaOp) and _is(n.acc, name))
             or (isinstance(n, A.MmaFill) and (n.result == name or _is(n.target, name)))
             or (isinstance(n, A.IncDec) and n.target == name)
             or (isinstance(n, A.FragOp) and bool(n.args) and _is(n.args[0], name))
-            or (isinstance(n, A.Declarator) and n.name == name)
+            or (isinstance(n, A.Declarator) and n.name == name and n is not binds[0])
             or (getattr(n, "result", None) == name)
             or (isinstance(n, A.DmaStmt) and root_name(n.dst) == name)
             or (isinstance(n, A.Assign) and n is not binds[0] and root_name(n.target) == name)
         )
         if written:
             return None
-    return _text([binds[0].value])
+    return typed + _text([value])
 
 
 def _is(e: A.Expr | None, name: str) -> bool:
