@@ -61,7 +61,9 @@ class Calls:
 
     def call_stmt(self, s: A.CallStmt) -> None:
         c = s.call
-        if c.kind in ("print", "println"):
+        if c.expanded is not None:  # ``call F(..);`` of a helper with effects (frontend/helpers.py)
+            self.expr(c.expanded)
+        elif c.kind in ("print", "println"):
             if not c.bang:  # ``print!`` prints nothing
                 self.device_print(c, s)
         elif c.kind == "assert":

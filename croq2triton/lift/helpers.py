@@ -54,10 +54,14 @@ class DeviceCalls:
         """A helper's body expanded at its call (frontend/helpers.py) computes each value it names
         and each argument once, a ``let`` of the kernel before the statement, as C evaluates the
         arguments: where the call runs, whatever branch of the body reads them (their element
-        reads masked by the conditions of the call, not of a ``?:`` inside the body)."""
+        reads masked by the conditions of the call, not of a ``?:`` inside the body).  Its effects
+        (``Paren.effects``: atomics, each a ``?:`` of the conditions it runs under) run first, in
+        their order, whether or not the value reads them."""
         if isinstance(e, A.Paren) and e.written is not None:
             saved, self.shared_values = self.shared_values, ({}, len(self.pred))
             try:
+                for effect in e.effects:  # its atomics, in the order its statements run them
+                    self.expr(effect)
                 return super().expr(e, want)  # type: ignore[misc]
             finally:
                 self.shared_values = saved
