@@ -132,6 +132,72 @@ def test_several_atomics_conditions_and_kept_old_values(schedule: str) -> None:
     assert got[5] == 2 * n  # TALLY_TWICE: two calls of TALLY
 
 
+def _collatz(v: int) -> int:
+    steps = 0
+    while v > 1:
+        v = v // 2 if v % 2 == 0 else 3 * v + 1
+        steps += 1
+    return steps
+
+
+def _shrink(x: float, n: int) -> float:
+    s = abs(x) + 1.0
+    while s > 1.5:
+        s *= 0.75
+    return s + 0.375 * n
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("reps", [0, 5])
+def test_loops_of_a_run_time_trip_count(schedule: str, reps: int) -> None:
+    m = _module(schedule)
+    n = 90
+    g = torch.Generator().manual_seed(13 + reps)
+    x = (torch.randn(n, generator=g) * 4.0).to(DEVICE)
+    v = torch.randint(-3, 60, (n,), generator=g, dtype=torch.int32)
+    v[:3] = torch.tensor([27, 1, 0], dtype=torch.int32)  # a long orbit, none, a bound below the start
+    v = v.to(DEVICE)
+    halved, odd, long_sum, shrunk = _full(n), _full(n), _full(n), _full(n)
+    steps = _full(n, dtype=torch.int32)
+    m.loops(x, v, halved, steps, odd, long_sum, shrunk, reps)  # type: ignore[attr-defined]
+    x64, v64 = x.double().cpu().numpy(), v.cpu().numpy().astype(np.int64)
+    _close(halved, x64 * 0.5**reps)  # the same trip count in every thread (a kernel parameter)
+    assert steps.cpu().numpy().tolist() == [_collatz(int(k)) for k in v64]  # each thread its own
+    odd_sums = np.array([sum(range(1, int(k) + 1, 2)) for k in v64], dtype=np.float64)
+    _close(odd, x64 * odd_sums, tol=1e-4)
+    _close(long_sum, x64, tol=1e-4)  # 100 times x / 100: a loop, not unrolled
+    _close(shrunk, np.array([_shrink(float(a), reps) for a in x64]), tol=1e-5)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_template_loop_converts_its_locals_each_trip(schedule: str) -> None:
+    m = _module(schedule)
+    n, reps = 45, 4
+    g = torch.Generator().manual_seed(17)
+    a = torch.randn(n, generator=g).to(DEVICE)
+    b = torch.randint(-1000, 1000, (n,), generator=g, dtype=torch.int32).to(DEVICE)
+    fa, fb = _full(n), _full(n, dtype=torch.int32)
+    m.template_loops(a, b, fa, fb, reps)  # type: ignore[attr-defined]
+    a64 = a.double().cpu().numpy()
+    _close(fa, a64 * (reps + 1) + a64 * 0.5**reps)
+    c = b.cpu().numpy().astype(np.int64)
+    for _ in range(reps):  # int c *= 0.5f: truncated each trip
+        c = _trunc_i32((c.astype(np.float32) * np.float32(0.5)).astype(np.float64))
+    assert fb.cpu().numpy().tolist() == (b.cpu().numpy().astype(np.int64) * (reps + 1) + c).tolist()
+    kernel = croq2triton.translate((PROGRAMS / PROGRAM).read_text(), filename=PROGRAM)
+    assert kernel.split("def template_loops_k0(")[1].split("_FN[")[0].count("while go") == 2  # one loop a call
+
+
+def test_a_run_time_loop_is_a_while_of_the_kernel() -> None:
+    source = croq2triton.translate((PROGRAMS / PROGRAM).read_text(), filename=PROGRAM)
+    kernel = source.split("def loops_k0(")[1].split("_FN[")[0]
+    assert kernel.count("while go") == 6
+    # a shared trip count: the program's while on a scalar; a thread's own: a flag per thread
+    halvings = kernel.split("while go:")[1].split("tl.store(")[0]
+    assert "tl.where(" not in halvings and "go = i_loop1_3 < reps" in halvings
+    assert kernel.count("active = active & (") == 1 and "go_2 = tl.max(active.to(tl.int32), axis=0) != 0" in kernel
+
+
 def test_the_old_value_and_the_effects_run_in_order() -> None:
     source = croq2triton.translate((PROGRAMS / PROGRAM).read_text(), filename=PROGRAM)
     kernel = source.split("def atomics_k0(")[1].split("_FN[")[0]
@@ -168,6 +234,27 @@ __device__ float LATE(float x) {
   auto s;
   return x;
 }
+__device__ float NESTED_RUNTIME(float x, int n) {
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < i; ++j) x += 1.0f;
+  return x;
+}
+__device__ float RETURN_IN_LOOP(float x, int n) {
+  for (int i = 0; i < n; ++i)
+    if (x > 4.0f) return x;
+  return 0.0f;
+}
+__device__ void ATOMIC_IN_LOOP(int* c, int n) {
+  for (int i = 0; i < n; ++i) atomicAdd(c, 1);
+}
+__device__ float FOREVER(float x) {
+  for (;;) x += 1.0f;
+  return x;
+}
+__device__ float DO_LOOP(float x) {
+  do { x *= 0.5f; } while (x > 1.0f);
+  return x;
+}
 __co__ void uses_REC(global f32 [N] a) {
   parallel p by N : block { a.at(p) = call REC(a.at(p)); }
 }
@@ -183,6 +270,21 @@ __co__ void uses_NO_PARAM(global f32 [N] a) {
 __co__ void uses_LATE(global f32 [N] a) {
   parallel p by N : block { a.at(p) = call LATE(a.at(p)); }
 }
+__co__ void uses_NESTED_RUNTIME(global f32 [N] a) {
+  parallel p by N : block { a.at(p) = call NESTED_RUNTIME(a.at(p), N); }
+}
+__co__ void uses_RETURN_IN_LOOP(global f32 [N] a) {
+  parallel p by N : block { a.at(p) = call RETURN_IN_LOOP(a.at(p), N); }
+}
+__co__ void uses_ATOMIC_IN_LOOP(global s32 [N] a) {
+  parallel p by N : block { call ATOMIC_IN_LOOP(&a.at(0), N); }
+}
+__co__ void uses_FOREVER(global f32 [N] a) {
+  parallel p by N : block { a.at(p) = call FOREVER(a.at(p)); }
+}
+__co__ void uses_DO_LOOP(global f32 [N] a) {
+  parallel p by N : block { a.at(p) = call DO_LOOP(a.at(p)); }
+}
 """
 
 
@@ -196,9 +298,42 @@ def test_recursion_and_what_stays_refused_are_named_at_their_line() -> None:
         assert len(found) == 1, message
         return found[0]
 
-    assert "refused2.co:24:" in refusal("uses_REC")  # at the call
+    assert "refused2.co:45:" in refusal("uses_REC")  # at the call
     assert "a recursive call of 'REC' at line 3 (REC -> REC)" in refusal("uses_REC")
     assert "a recursive call of 'PING' at line 7 (PING -> PONG -> PING)" in refusal("uses_PING")
-    assert "a 'while' loop at line 11" in refusal("uses_HALVINGS")
+    assert "uses_HALVINGS" not in message  # a 'while' of the kernel (the same condition in every thread)
     assert "a value of the template's type 'T', which no parameter has at line 15" in refusal("uses_NO_PARAM")
     assert "an 'auto' local without a value at line 20" in refusal("uses_LATE")
+    assert "a 'for' loop of a run-time trip count at line 25 inside another such loop" in refusal("uses_NESTED_RUNTIME")
+    assert "a 'return' in a 'for' loop of a run-time trip count at line 29" in refusal("uses_RETURN_IN_LOOP")
+    assert "an atomic or a call of a helper with atomics in a 'for' loop of a run-time trip count at line 34" in (
+        refusal("uses_ATOMIC_IN_LOOP")
+    )
+    assert "a 'for' loop of more than 64 iterations at line 37 without a condition" in refusal("uses_FOREVER")
+    assert "a 'do' loop at line 41" in refusal("uses_DO_LOOP")
+
+
+# ----------------------------------------------------------------------------- sm_90a
+F32, S32 = [[1000], "float32"], [[1000], "int32"]
+
+
+@pytest.mark.parametrize(
+    ("func", "schedule", "shapes"),
+    [
+        ("loops", "source", [F32, S32, F32, S32, F32, F32, F32, [5, "int32"]]),
+        ("loops", "auto", [F32, S32, F32, S32, F32, F32, F32, [5, "int32"]]),
+        ("atomics", "auto", [S32, F32, [[8], "int32"], S32, [[2], "float32"], S32]),
+        ("conversions", "source", [F32, S32, S32, S32, S32, F32, F32, S32, F32]),
+    ],
+)
+def test_helpers_compile_for_sm90a(func: str, schedule: str, shapes: list[object]) -> None:
+    import json
+
+    import sm90
+
+    script = Path(__file__).parent / "aot_check.py"
+    r = sm90.script(script, str(PROGRAMS / PROGRAM), func, json.dumps(shapes), "{}", "{}", schedule)
+    assert r.returncode == 0, r.stderr[-3000:]
+    lines = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
+    assert lines and all(rec["target"] for rec in lines), r.stdout + r.stderr[-2000:]
+    assert not [rec["error"] for rec in lines if "error" in rec], lines

@@ -197,6 +197,30 @@ class ConvertLike(Expr):
 
 
 @dataclass
+class DeviceLoop(Expr):
+    """A loop of a ``__device__`` helper's body whose trip count is known only at run time
+    (frontend/device_body.py): the locals it changes (``names``, their values before it ``inits``)
+    are its state; while ``cond`` (over the state) holds, ``lets`` are computed in order and the
+    state becomes ``updates``.  Each thread runs it while its own condition holds (SIMT).  Read
+    through :class:`LoopOut` (one node that every ``LoopOut`` of it shares: it runs once)."""
+
+    names: list[str]
+    inits: list[Expr]
+    cond: Expr
+    let_names: list[str]
+    let_values: list[Expr]
+    updates: list[Expr]
+
+
+@dataclass
+class LoopOut(Expr):
+    """The value of the local ``loop.names[index]`` after ``loop``."""
+
+    loop: DeviceLoop
+    index: int
+
+
+@dataclass
 class UBound(Expr):
     """``#x``: the upper bound of a bounded variable."""
 

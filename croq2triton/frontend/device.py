@@ -8,9 +8,9 @@ intrinsics become the Croqtile builtins that compute them (``fabsf`` is ``__fabs
 ``__exp``), atomics the Croqtile atomics on the element their pointer addresses (``atomicAdd(a, b)``
 is ``__atomic_add(*a, b)``; a call passes ``&t.at(i)`` for ``a``), warp shuffles a builtin of
 their own (``__shfl_xor_sync``, a permutation of the threads' values that the lifting knows).
-A body of statements (locals, assignments, ``if``, ``for`` loops of a trip count known at
-translation, early ``return``s, atomics in any number and under conditions) is that one expression
-by substitution, with its effects in order beside it (frontend/device_body.py).
+A body of statements (locals, assignments, ``if``, ``for`` / ``while`` loops, early ``return``s,
+atomics in any number and under conditions) is that one expression by substitution, with its
+effects in order beside it (frontend/device_body.py).
 Anything else leaves the function with the reason, naming the construct where it stands
 (``a 'for' loop at line 12``), which a call of it reports.
 
@@ -147,6 +147,11 @@ class DeviceFunction:
         self.body = sub(self.body)
         self.effects = [sub(e) for e in self.effects]
         self.lets = []
+
+    @property
+    def loops(self) -> bool:
+        """Does the body run a loop of a run-time trip count (lifted where the call is)?"""
+        return any(isinstance(n, A.DeviceLoop) for n in self.nodes())
 
     @property
     def shuffles(self) -> bool:

@@ -7,7 +7,10 @@ is known at translation (at most :data:`MAX_TRIPS` iterations, unrolled) and a f
 one expression by substitution: each local has, at each point of the body, a value over the
 parameters; reading it reads that value, an ``if`` merges the values of its two branches with
 ``?:``, and a ``return`` under a condition makes the rest of the body the other side of a ``?:``.
-A loop is read again for each iteration, its counter a constant.  A value given to a local (or
+A loop is read again for each iteration, its counter a constant.  A ``for`` or ``while`` loop
+whose condition is not known at translation (a bound given at run time), or that runs longer than
+that, is an A.DeviceLoop from there: its body read once over names of the locals it changes,
+lifted where the call is expanded (lift/helpers.py).  A value given to a local (or
 merged by an ``if``) that is more than a name or a literal is named (``count_2``, a line of the
 ``@triton.jit`` helper), so that reading it twice does not compute it twice.  C's conversions stay: a value
 given to a local of a declared type is converted to that type (``int k = x / 2`` truncates), one
@@ -20,8 +23,9 @@ statement of its own) are named values too (``old_1``, the atomic's old value), 
 the statements run them (``DeviceFunction.effects``): a call runs each, read or not.  One under
 conditions (the enclosing ``if``s, the ``return``s before it, a ``?:`` or ``&&`` around it) is
 ``cond ? atomic : 0``, which the lifting masks by ``cond``.  Everything else is refused naming the
-construct at its line: ``while`` / ``do`` loops, loops of a run-time trip count, arrays,
-address-taking of locals, ``break`` / ``continue`` / ``goto``, stores through pointers.
+construct at its line: ``do`` loops, a run-time loop inside another or with a ``return`` or an
+effect in it, arrays, address-taking of locals, ``break`` / ``continue`` / ``goto``, stores through
+pointers.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ MAX_UNROLLED = 256  # iterations of all the loops of a body (nested ones multipl
 MAX_TERMS = 4000  # nodes of a value: substitution doubles a value read twice per statement
 ASSIGN_OPS = ("=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=")
 REFUSED_WORDS = {
-    "while": "a 'while' loop", "do": "a 'do' loop", "switch": "a 'switch'", "goto": "a 'goto'",
+    "do": "a 'do' loop", "switch": "a 'switch'", "goto": "a 'goto'",
     "break": "a 'break'", "continue": "a 'continue'", "asm": "inline asm", "__asm__": "inline asm",
     "__asm": "inline asm", "__shared__": "a '__shared__' variable", "static": "a 'static' local",
     "extern": "an 'extern' declaration", "__syncthreads": "a barrier ('__syncthreads')",
@@ -111,6 +115,8 @@ class StatementReader:
     effect_names: list[str]  # the named values that are effects (``old_1``: an atomic), in order
     effectful: set[str]  # the helpers read before this one that have effects (their calls are effects)
     returns_like: A.Expr | None  # a template's return type: a parameter of that type
+    looping: bool  # reading the body of a loop of a run-time trip count
+    reserved: set[str]  # names a loop of a run-time trip count uses (its state, its named values)
 
     # ------------------------------------------------------------ entry
     def statements(self, void: bool, returns: str | None) -> A.Expr:
@@ -119,6 +125,7 @@ class StatementReader:
         self.void, self.returns = void, returns
         self.declared, self.scope, self.depth, self.returned = set(), [], 0, []
         self.lets, self.unrolled, self.path, self.effect_names = [], 0, [], []
+        self.looping, self.reserved = False, set()
         if not hasattr(self, "effectful"):
             self.effectful = set()
         env = {
@@ -170,7 +177,7 @@ class StatementReader:
         inner = e.expr if isinstance(e, A.Cast) else e
         if isinstance(inner, (A.Name, A.IntLit, A.FloatLit, A.BoolLit)):
             return e
-        taken = {n for n, _ in self.lets} | set(self.params) | self.values
+        taken = {n for n, _ in self.lets} | set(self.params) | self.values | self.reserved
         k = 1
         while f"{hint}_{k}" in taken:
             k += 1
@@ -231,7 +238,7 @@ class StatementReader:
             return self.return_(env)
         if t.text == "if":
             return self.if_(env)
-        if t.text == "for":
+        if t.text in ("for", "while"):
             return self.for_(env)
         if t.text in REFUSED_WORDS:
             raise Refused(f"{REFUSED_WORDS[t.text]}{self.line_of(t)}")
@@ -364,57 +371,147 @@ class StatementReader:
         return Local(a.ctype, self.named(self.choose(c, a.value, b.value), name), a.fixed, a.like)
 
     def for_(self, env: dict[str, Local]) -> Flow:
+        """A ``for`` or ``while`` loop: unrolled while its condition is known at translation, the
+        rest of it a loop of its own (:meth:`runtime_loop`) from where it is not."""
         at = self.take()
         self.expect("(")
         self.scope.append((set(), {}))
         inner = dict(env)
-        if self.starts_declaration():
-            self.declaration(inner)
-        elif self.peek().text != ";":
-            self.simple(inner, ";", consume=False)
-        self.expect(";")
-        cond_at = self.pos
-        self.pos = self.skip_to(";")
-        step_at = self.pos + 1
-        self.pos = self.skip_to(")", step_at)
+        step_at: int | None = None
+        if at.text == "for":
+            if self.starts_declaration():
+                self.declaration(inner)
+            elif self.peek().text != ";":
+                self.simple(inner, ";", consume=False)
+            self.expect(";")
+            cond_at = self.pos
+            self.pos = self.skip_to(";")
+            step_at = self.pos + 1
+            self.pos = self.skip_to(")", step_at)
+        else:
+            cond_at = self.pos
+            self.pos = self.skip_to(")")
         body_at = self.pos + 1
         self.pos = body_at
         self.skip_statement()
         after = self.pos
         flow = Flow(inner)
         trips = 0
+        start = (Flow(inner), len(self.lets), len(self.effect_names), self.unrolled)  # (to read it again)
         self.depth += 1
         try:
             while flow.env is not None:
                 self.pos = cond_at
                 go: bool | None = True
-                if self.peek().text != ";":
+                if self.peek().text not in (";", ")"):
                     go = self.truth(self.value(flow.env))
                 if go is None:
-                    raise Refused(f"a 'for' loop whose trip count is not known at translation{self.line_of(at)}")
+                    flow = self.runtime_loop(flow, at, cond_at, step_at, body_at, "of a run-time trip count")
+                    break
                 if not go:
                     break
                 trips += 1
-                if trips > MAX_TRIPS:
-                    raise Refused(f"a 'for' loop of more than {MAX_TRIPS} iterations{self.line_of(at)}")
                 self.unrolled += 1
-                if self.unrolled > MAX_UNROLLED:
-                    raise Refused(f"loops of more than {MAX_UNROLLED} iterations in all{self.line_of(at)}")
+                if trips > MAX_TRIPS or self.unrolled > MAX_UNROLLED:  # too long to unroll: a loop from its start
+                    flow, marks = start[0], start[1:]
+                    del self.lets[marks[0] :], self.effect_names[marks[1] :]
+                    self.unrolled = marks[2]
+                    why = f"of more than {MAX_TRIPS} iterations" if trips > MAX_TRIPS else "in loops too long to unroll"
+                    flow = self.runtime_loop(flow, at, cond_at, step_at, body_at, why)
+                    break
                 self.pos = body_at
                 with self.unless(flow.done):
                     then = self.branch(flow.env)
                 flow = self.sequence(flow, then)
                 if flow.env is None:
                     break
-                self.pos = step_at
-                if self.peek().text != ")":
-                    self.simple(flow.env, ")", consume=False)
-                if self.peek().text != ")":
-                    raise Refused(f"'{self.peek().text}' in the step of a 'for' loop{self.line_of(self.peek())}")
+                self.step(flow.env, step_at)
         finally:
             self.depth -= 1
         self.pos = after
         return self.leave(flow, env)
+
+    def step(self, env: dict[str, Local], step_at: int | None) -> None:
+        """The step of a ``for`` loop (``++i``, ``i += 2``, ``i = 2 * i``)."""
+        if step_at is None:
+            return
+        self.pos = step_at
+        if self.peek().text != ")":
+            self.simple(env, ")", consume=False)
+        if self.peek().text != ")":
+            raise Refused(f"'{self.peek().text}' in the step of a 'for' loop{self.line_of(self.peek())}")
+
+    def runtime_loop(self, flow: Flow, at: Any, cond_at: int, step_at: int | None, body_at: int, why: str) -> Flow:
+        """The rest of a loop whose condition is not known at translation (a bound given at run
+        time, or too many iterations to unroll: ``why``), from ``flow``: an A.DeviceLoop over the locals it changes, which each thread runs
+        while its own condition holds (a condition the threads share: a loop of the program).  Its
+        body is read once over names of those locals (``x_loop1``); its named values stay in it.
+        Refused: such a loop after a ``return`` under a condition, inside another, with a ``return``
+        or an effect (an atomic) in its body, or without a condition (it would never end)."""
+        what = f"a '{at.text}' loop {why}{self.line_of(at)}"
+        if flow.done is not None:
+            raise Refused(f"{what} after a 'return' under a condition")
+        if self.looping:
+            raise Refused(f"{what} inside another such loop")
+        env = flow.env
+        assert env is not None
+        names = [n for n, local in env.items() if not local.fixed and local.value is not None]
+        taken = {n for n, _ in self.lets} | set(self.params) | self.values | self.reserved
+        state: dict[str, str] = {}
+        for n in names:
+            k = 1
+            while f"{n}_loop{k}" in taken:
+                k += 1
+            state[n] = f"{n}_loop{k}"
+            taken.add(state[n])
+        self.reserved |= set(state.values())
+        inner = dict(env)
+        for n in names:
+            inner[n] = Local(env[n].ctype, A.Name(state[n]), env[n].fixed, env[n].like)
+        mark, effects = len(self.lets), len(self.effect_names)
+        self.looping = True
+        try:
+            self.pos = cond_at
+            if self.peek().text in (";", ")"):
+                raise Refused(f"{what} without a condition (it never ends: 'break' is refused)")
+            cond = self.value(inner)
+            self.pos = body_at
+            body = self.branch(inner)
+            if body.env is None or body.done is not None:
+                raise Refused(f"a 'return' in {what}")
+            self.step(body.env, step_at)
+        finally:
+            self.looping = False
+        if len(self.effect_names) > effects:
+            raise Refused(f"an atomic or a call of a helper with atomics in {what}")
+        lets = self.lets[mark:]
+        del self.lets[mark:]
+        self.reserved |= {n for n, _ in lets}
+        updates = {n: body.env[n].value for n in names}
+        changed = [n for n in names if not (isinstance(updates[n], A.Name) and updates[n].name == state[n])]
+        kept = {state[n]: env[n].value for n in names if n not in changed}  # (the loop does not change them)
+
+        def before(x: Any) -> Any:
+            return copy.deepcopy(kept[x.name]) if isinstance(x, A.Name) and x.name in kept else None
+
+        cond = A.rewrite(cond, before)
+        values = [A.rewrite(e, before) for _, e in lets]
+        if not changed:  # a loop that changes no local computes nothing
+            return Flow(env)
+        loop = A.DeviceLoop(
+            [state[n] for n in changed],
+            [copy.deepcopy(env[n].value) for n in changed],  # type: ignore[misc]
+            cond,
+            [n for n, _ in lets],
+            values,
+            [A.rewrite(updates[n], before) for n in changed],
+            span=self.sp(at.start, at.end),
+        )
+        out = dict(env)
+        for i, n in enumerate(changed):
+            value = self.named(A.LoopOut(loop, i, span=loop.span), n)
+            out[n] = Local(env[n].ctype, value, env[n].fixed, env[n].like)
+        return Flow(out)
 
     def skip_to(self, text: str, start: int | None = None) -> int:
         """The position of the next ``text`` outside parentheses from ``start``."""

@@ -79,7 +79,7 @@ def _kind(name: str, devices: dict[str, DeviceFunction], kinds: dict[str, str], 
         df.body, df.refusal = None, "it calls itself"
         kinds[name] = "refused"
         return "refused"
-    kind = "inline" if df.shuffles or df.addresses else "value"
+    kind = "inline" if df.shuffles or df.addresses or df.loops else "value"
     for n in df.nodes():
         if isinstance(n, A.Call) and n.kind == "call":
             if n.name not in devices:
@@ -106,7 +106,19 @@ def _kind(name: str, devices: dict[str, DeviceFunction], kinds: dict[str, str], 
                 why = given.refusal
                 if given.body is None:
                     inner = "refused"
-                elif given.shuffles or given.addresses or inner == "inline":
+                elif (
+                    given.shuffles
+                    or given.addresses
+                    or given.loops
+                    or any(
+                        isinstance(x, A.Call)
+                        and x.kind == "call"
+                        and x.name in devices
+                        and x.name not in (*stack, name)
+                        and _kind(x.name, devices, kinds, [*stack, name]) == "inline"
+                        for x in given.nodes()
+                    )
+                ):
                     inner = "inline"
                 else:
                     inner = "value"
@@ -162,7 +174,7 @@ def _helper(c: A.Call, devices: dict[str, DeviceFunction]) -> DeviceFunction | N
 def _specialized(df: DeviceFunction, targs: list[A.Expr]) -> DeviceFunction:
     """``call F<float, 3>(..)`` of ``template <typename T, int S>``: ``df`` with the parameters of
     type ``T`` of that type and ``S`` in its body that value (a refusal where they do not fit)."""
-    if df.body is None:
+    if df.body is None or df.loops:  # (a loop bound by a value the call gives: unrolled once it is known)
         again = _read_given(df, targs)
         if again is None:
             return df
@@ -190,9 +202,11 @@ def _specialized(df: DeviceFunction, targs: list[A.Expr]) -> DeviceFunction:
     def given(x: object) -> object | None:
         return copy.deepcopy(values[x.name]) if isinstance(x, A.Name) and x.name in values else None
 
-    body, effects = copy.deepcopy((df.body, df.effects))  # (together: the values they share)
-    body, *effects = _rewrite([body, *effects], given)  # type: ignore[misc]
-    lets = [(n, _rewrite(copy.deepcopy(e), given)) for n, e in df.lets]
+    # (copied together: the values they share, a loop that several named values read)
+    parts = copy.deepcopy([df.body, *df.effects, *(e for _, e in df.lets)])
+    body, *rest = _rewrite(parts, given)  # type: ignore[misc]
+    effects, values = rest[: len(df.effects)], rest[len(df.effects) :]
+    lets = [(n, e) for (n, _), e in zip(df.lets, values, strict=True)]
     instance = "_".join([*types.values(), *filter(None, [df.instance])])  # its helper's name has the types
     return dataclasses.replace(
         df,
@@ -232,7 +246,7 @@ def _settled(
     """A helper read again for a call's template values (:func:`_read_given`) as :func:`_kind` and
     :func:`resolve_helpers` leave the others: the helpers it calls resolved, and whether it is
     expanded at the call."""
-    inline = df.shuffles or df.addresses
+    inline = df.shuffles or df.addresses or df.loops
     for n in df.nodes():
         if isinstance(n, A.Call) and n.kind == "call":
             if n.name not in devices:
