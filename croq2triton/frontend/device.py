@@ -270,6 +270,8 @@ class _Reader(StatementReader):
         self.toks: list[_Tok] = []
         self.pos = 0
         self.params: dict[str, DeviceParam] = {}
+        self.effectful: set[str] = set()  # the helpers read before it whose calls are effects
+        self.returns_like: A.Expr | None = None
 
     # ------------------------------------------------------------ helpers
     def sp(self, start: int, end: int) -> Span | None:

@@ -108,7 +108,6 @@ class StatementReader:
     void: bool
     given: dict[str, int]  # template value parameters a call gives (``POW<3>``)
     unrolled: int  # loop iterations read so far
-    depth: int  # how deep in ``if`` / ``for`` the reader is
     returned: list[tuple[A.Expr, A.Expr]]  # each ``return`` read: its value as written, converted
     lets: list[tuple[str, A.Expr]]  # named values (``count_2``): each over the parameters and earlier ones
     path: list[A.Expr]  # the conditions the statement being read runs under (``if``s, earlier returns)
@@ -120,14 +119,12 @@ class StatementReader:
 
     # ------------------------------------------------------------ entry
     def statements(self, void: bool, returns: str | None) -> A.Expr:
-        """The body (at its ``{``) as one expression: the value a call of it has, or a ``void``
-        function's one effect."""
+        """The body (at its ``{``) as one expression: the value a call of it has (a ``void``
+        function's: its last effect, or 0), its effects in :attr:`effect_names`."""
         self.void, self.returns = void, returns
-        self.declared, self.scope, self.depth, self.returned = set(), [], 0, []
+        self.declared, self.scope, self.returned = set(), [], []
         self.lets, self.unrolled, self.path, self.effect_names = [], 0, [], []
         self.looping, self.reserved = False, set()
-        if not hasattr(self, "effectful"):
-            self.effectful = set()
         env = {
             name: Local(p.ctype, A.Name(name, span=None), p.pointer, A.Name(name) if p.template else None)
             for name, p in self.params.items()
@@ -306,26 +303,22 @@ class StatementReader:
         cond = self.value(env)
         self.expect(")")
         known = self.truth(cond)
-        self.depth += 1
-        try:
-            if known is False:
+        if known is False:
+            self.skip_statement()
+            then = Flow(env)
+        else:
+            with self.unless(None if known else self.negate(cond)):
+                then = self.branch(env)
+        if self.peek().text == "else":
+            self.take()
+            if known is True:
                 self.skip_statement()
-                then = Flow(env)
-            else:
-                with self.unless(None if known else self.negate(cond)):
-                    then = self.branch(env)
-            if self.peek().text == "else":
-                self.take()
-                if known is True:
-                    self.skip_statement()
-                    other = Flow(env)
-                else:
-                    with self.unless(None if known is False else cond):
-                        other = self.branch(env)
-            else:
                 other = Flow(env)
-        finally:
-            self.depth -= 1
+            else:
+                with self.unless(None if known is False else cond):
+                    other = self.branch(env)
+        else:
+            other = Flow(env)
         if known is not None:
             return then if known else other
         return self.merge(cond, then, other)
@@ -398,36 +391,32 @@ class StatementReader:
         flow = Flow(inner)
         trips = 0
         start = (Flow(inner), len(self.lets), len(self.effect_names), self.unrolled)  # (to read it again)
-        self.depth += 1
-        try:
-            while flow.env is not None:
-                self.pos = cond_at
-                go: bool | None = True
-                if self.peek().text not in (";", ")"):
-                    go = self.truth(self.value(flow.env))
-                if go is None:
-                    flow = self.runtime_loop(flow, at, cond_at, step_at, body_at, "of a run-time trip count")
-                    break
-                if not go:
-                    break
-                trips += 1
-                self.unrolled += 1
-                if trips > MAX_TRIPS or self.unrolled > MAX_UNROLLED:  # too long to unroll: a loop from its start
-                    flow, marks = start[0], start[1:]
-                    del self.lets[marks[0] :], self.effect_names[marks[1] :]
-                    self.unrolled = marks[2]
-                    why = f"of more than {MAX_TRIPS} iterations" if trips > MAX_TRIPS else "in loops too long to unroll"
-                    flow = self.runtime_loop(flow, at, cond_at, step_at, body_at, why)
-                    break
-                self.pos = body_at
-                with self.unless(flow.done):
-                    then = self.branch(flow.env)
-                flow = self.sequence(flow, then)
-                if flow.env is None:
-                    break
-                self.step(flow.env, step_at)
-        finally:
-            self.depth -= 1
+        while flow.env is not None:
+            self.pos = cond_at
+            go: bool | None = True
+            if self.peek().text not in (";", ")"):
+                go = self.truth(self.value(flow.env))
+            if go is None:
+                flow = self.runtime_loop(flow, at, cond_at, step_at, body_at, "of a run-time trip count")
+                break
+            if not go:
+                break
+            trips += 1
+            self.unrolled += 1
+            if trips > MAX_TRIPS or self.unrolled > MAX_UNROLLED:  # too long to unroll: a loop from its start
+                flow, marks = start[0], start[1:]
+                del self.lets[marks[0] :], self.effect_names[marks[1] :]
+                self.unrolled = marks[2]
+                why = f"of more than {MAX_TRIPS} iterations" if trips > MAX_TRIPS else "in loops too long to unroll"
+                flow = self.runtime_loop(flow, at, cond_at, step_at, body_at, why)
+                break
+            self.pos = body_at
+            with self.unless(flow.done):
+                then = self.branch(flow.env)
+            flow = self.sequence(flow, then)
+            if flow.env is None:
+                break
+            self.step(flow.env, step_at)
         self.pos = after
         return self.leave(flow, env)
 
