@@ -198,6 +198,23 @@ def test_a_run_time_loop_is_a_while_of_the_kernel() -> None:
     assert kernel.count("active = active & (") == 1 and "go_2 = tl.max(active.to(tl.int32), axis=0) != 0" in kernel
 
 
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_atomics_in_a_conditional_and_a_short_circuit(schedule: str) -> None:
+    m = _module(schedule)
+    n = 70
+    g = torch.Generator().manual_seed(19)
+    a = torch.randint(-6, 9, (n,), generator=g, dtype=torch.int32).to(DEVICE)
+    counts = torch.zeros(2, dtype=torch.int32, device=DEVICE)
+    guarded, added = _full(n, dtype=torch.int32), _full(n, dtype=torch.int32)
+    m.short_circuit(a, counts, guarded, added)  # type: ignore[attr-defined]
+    a64 = a.cpu().numpy().astype(np.int64)
+    got = guarded.cpu().numpy().astype(np.int64)
+    assert (got[a64 <= 3] == -1).all() and sorted(got[a64 > 3].tolist()) == list(range(int((a64 > 3).sum())))
+    assert int(counts[0]) == int((a64 > 3).sum())
+    assert int(counts[1]) == int(a64[a64 > 0].sum())  # the add only where v > 0
+    assert added.cpu().numpy().tolist() == (a64 > 0).astype(np.int64).tolist()
+
+
 def test_the_old_value_and_the_effects_run_in_order() -> None:
     source = croq2triton.translate((PROGRAMS / PROGRAM).read_text(), filename=PROGRAM)
     kernel = source.split("def atomics_k0(")[1].split("_FN[")[0]
