@@ -181,6 +181,43 @@ class Paren(Expr):
     # a value the helper's body names (``count_2``, frontend/device_body.py): one node that each of its
     # reads shares, computed once where the expanded body is lifted
     shared: str | None = field(default=None, compare=False, repr=False)
+    # the expanded body's effects (atomics, calls of helpers that have them), in the order its
+    # statements run them: each runs where the call runs, whether or not ``expr`` reads its value
+    effects: list[Expr] = field(default_factory=list, compare=False, repr=False)
+
+
+@dataclass
+class ConvertLike(Expr):
+    """``expr`` converted to the type of ``like``, as C converts a value given to a local of that
+    type: a ``__device__`` helper's ``auto`` local (``like``: its first value) or a local of its
+    template's type parameter (``like``: a parameter of that type), frontend/device_body.py."""
+
+    expr: Expr
+    like: Expr
+
+
+@dataclass
+class DeviceLoop(Expr):
+    """A loop of a ``__device__`` helper's body whose trip count is known only at run time
+    (frontend/device_body.py): the locals it changes (``names``, their values before it ``inits``)
+    are its state; while ``cond`` (over the state) holds, ``lets`` are computed in order and the
+    state becomes ``updates``.  Each thread runs it while its own condition holds (SIMT).  Read
+    through :class:`LoopOut` (one node that every ``LoopOut`` of it shares: it runs once)."""
+
+    names: list[str]
+    inits: list[Expr]
+    cond: Expr
+    let_names: list[str]
+    let_values: list[Expr]
+    updates: list[Expr]
+
+
+@dataclass
+class LoopOut(Expr):
+    """The value of the local ``loop.names[index]`` after ``loop``."""
+
+    loop: DeviceLoop
+    index: int
 
 
 @dataclass
@@ -308,6 +345,9 @@ class Call(Expr):
     bang: bool = False
     # the ``__device__`` helper a ``call`` names (frontend/helpers.py): a DeviceFunction
     device: Any = field(default=None, compare=False, repr=False)
+    # ``call F(..);`` of a helper with effects: its expanded body (a Paren with ``effects``), which
+    # the statement runs (frontend/helpers.py)
+    expanded: Expr | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass

@@ -77,6 +77,7 @@ SPELLINGS: dict[type[A.Node], Spelling] = {
     A.Binary: lambda e: f"the operator '{e.op}'",
     A.Ternary: "the operator '?:'",
     A.Paren: lambda e: describe(e.expr),
+    A.ConvertLike: lambda e: describe(e.expr),
     A.UBound: lambda e: f"'#{e.name}'",
     A.Member: lambda e: f"'{_base(e.base)}.{e.member}'",
     A.At: lambda e: f"an element access '{_base(e.base)}.at(...)'",

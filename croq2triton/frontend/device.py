@@ -8,14 +8,15 @@ intrinsics become the Croqtile builtins that compute them (``fabsf`` is ``__fabs
 ``__exp``), atomics the Croqtile atomics on the element their pointer addresses (``atomicAdd(a, b)``
 is ``__atomic_add(*a, b)``; a call passes ``&t.at(i)`` for ``a``), warp shuffles a builtin of
 their own (``__shfl_xor_sync``, a permutation of the threads' values that the lifting knows).
-A body of statements (locals, assignments, ``if``, ``for`` loops of a trip count known at
-translation, early ``return``s) is that one expression by substitution (frontend/device_body.py).
+A body of statements (locals, assignments, ``if``, ``for`` / ``while`` loops, early ``return``s,
+atomics in any number and under conditions) is that one expression by substitution, with its
+effects in order beside it (frontend/device_body.py).
 Anything else leaves the function with the reason, naming the construct where it stands
 (``a 'for' loop at line 12``), which a call of it reports.
 
 The C++ read here is a small expression language: literals, parameters, ``+ - * / % << >> & | ^
 && || ! ~``, comparisons, ``?:``, casts (``(float)x``, ``float(x)``, ``static_cast<float>(x)``),
-calls of the intrinsics below and of other helpers.
+calls of the intrinsics below and of other helpers (``F<float, 3>(x)`` too).
 """
 
 from __future__ import annotations
@@ -100,9 +101,12 @@ class DeviceFunction:
     tparams: tuple[tuple[str, bool], ...] = ()
     # values the body names (frontend/device_body.py), in order: each over the parameters and earlier ones
     lets: list[tuple[str, A.Expr]] = field(default_factory=list)
+    # its effects (atomics, calls of helpers with effects) in the order they run: names of ``lets``
+    # (after :meth:`flatten`, the shared values themselves), each run whether or not the value reads it
+    effects: list[A.Expr] = field(default_factory=list)
     # what it was read from: its text, where, its template's type and value parameters (read again
     # where a call gives the values: frontend/helpers.py)
-    source: tuple[str, Span | None, frozenset[str], frozenset[str]] | None = field(
+    source: tuple[str, Span | None, frozenset[str], frozenset[str], frozenset[str]] | None = field(
         default=None, compare=False, repr=False
     )
     instance: str = ""  # the template values it was read with (``3`` of ``POW<3>``): its helper's name has them
@@ -111,7 +115,12 @@ class DeviceFunction:
         """Every node of the body and of its named values."""
         if self.body is None:
             return []
-        return [n for e in (*(e for _, e in self.lets), self.body) for n in e.walk()]
+        return [n for e in (*(e for _, e in self.lets), *self.effects, self.body) for n in e.walk()]
+
+    @property
+    def has_effects(self) -> bool:
+        """Does a call of it change something (an atomic, a call of a helper that does)?"""
+        return bool(self.effects) or any(isinstance(n, A.Call) and n.kind == "atomic" for n in self.nodes())
 
     def flatten(self) -> None:
         """The named values substituted into the body (for a helper expanded at its call): each one
@@ -125,7 +134,7 @@ class DeviceFunction:
                 return values[e.name]
             for f in fields(e):
                 v = getattr(e, f.name)
-                if f.name in ("span", "device", "written"):
+                if f.name in ("span", "device", "written", "effects", "expanded"):
                     continue
                 if isinstance(v, A.Expr):
                     setattr(e, f.name, sub(v))
@@ -136,7 +145,13 @@ class DeviceFunction:
         for name, e in self.lets:
             values[name] = A.Paren(sub(e), shared=name, span=e.span)
         self.body = sub(self.body)
+        self.effects = [sub(e) for e in self.effects]
         self.lets = []
+
+    @property
+    def loops(self) -> bool:
+        """Does the body run a loop of a run-time trip count (lifted where the call is)?"""
+        return any(isinstance(n, A.DeviceLoop) for n in self.nodes())
 
     @property
     def shuffles(self) -> bool:
@@ -219,16 +234,20 @@ def read_device(
     templates: set[str] | None = None,
     values: set[str] | None = None,
     given: dict[str, int] | None = None,
+    effectful: set[str] | None = None,
 ) -> DeviceFunction | None:
     """The device function of one device-code island (None when it declares something else: a
     variable, a struct); ``templates`` / ``values``: the names of its template's type and value
     parameters (a value parameter is a name of its body that a call's template argument gives);
-    ``given``: the values of those a call's template arguments give (a loop's bound)."""
+    ``given``: the values of those a call's template arguments give (a loop's bound);
+    ``effectful``: the helpers read before it whose calls change something (its calls of them are
+    effects, frontend/device_body.py)."""
     base = span.start if span is not None and span.offsets_known else 0
     smap = span._map if span is not None and span.offsets_known else None  # noqa: SLF001 - the island's own map
     reader = _Reader(text, base, smap, span, templates or set())
     reader.values = values or set()
     reader.given = given or {}
+    reader.effectful = set(effectful or ())
     try:
         toks = _tokens(text, base)
     except _Refused:
@@ -236,7 +255,7 @@ def read_device(
     reader.toks = toks
     df = reader.function()
     if df is not None:
-        df.source = (text, span, frozenset(templates or ()), frozenset(values or ()))
+        df.source = (text, span, frozenset(templates or ()), frozenset(values or ()), frozenset(effectful or ()))
     return df
 
 
@@ -251,6 +270,8 @@ class _Reader(StatementReader):
         self.toks: list[_Tok] = []
         self.pos = 0
         self.params: dict[str, DeviceParam] = {}
+        self.effectful: set[str] = set()  # the helpers read before it whose calls are effects
+        self.returns_like: A.Expr | None = None
 
     # ------------------------------------------------------------ helpers
     def sp(self, start: int, end: int) -> Span | None:
@@ -300,10 +321,12 @@ class _Reader(StatementReader):
         if self.peek().text != "{":
             return DeviceFunction(name, params, returns, None, "it is declared here without a body", span)
         try:
+            self.returns_like = self.like_of(words, head[-1]) if returns is None else None
             body = self.body(returns)
         except _Refused as e:
             return DeviceFunction(name, params, returns, None, e.message, span)
-        return DeviceFunction(name, params, returns, body, None, span, lets=self.lets)
+        effects: list[A.Expr] = [A.Name(n) for n in self.effect_names]
+        return DeviceFunction(name, params, returns, body, None, span, lets=self.lets, effects=effects)
 
     def type_of(self, words: list[str], allow_void: bool = False) -> str | None:
         """The Croqtile type of a C type spelt by ``words`` (None: a template's type parameter)."""
@@ -442,9 +465,10 @@ class _Reader(StatementReader):
     def cast(self, words: list[str], value: A.Expr, at: _Tok) -> A.Expr:
         if "*" in words:
             raise _Refused(f"a pointer cast{self.line_of(at)}")
-        ctype = self.type_of([w for w in words if w != "const"])
-        if ctype is None:  # to a template's type: the value itself
-            return value
+        plain = [w for w in words if w != "const"]
+        ctype = self.type_of(plain)
+        if ctype is None:  # to a template's type: to the type of a parameter of it
+            return A.ConvertLike(value, self.like_of(plain, at), span=value.span)
         end = value.span.end if value.span is not None and value.span.offsets_known else at.end
         return A.Cast(ctype, False, value, span=self.sp(at.start, end))
 
@@ -489,14 +513,66 @@ class _Reader(StatementReader):
             local = self.local_value(t)
             if local is not None:
                 return local
-            if self.peek().text == "<" and not self.peek(1).kind == "num" and t.text not in self.params:
-                raise _Refused(f"a template call of '{t.text}'{self.line_of(t)}")
+            if self.peek().text == "<" and t.text not in self.params and t.text not in self.values:
+                targs = self.template_args(t)
+                if targs is not None:
+                    c = self.call(t)
+                    assert isinstance(c, A.Call)
+                    c.targs = targs or None
+                    return c
             if t.text in self.params or t.text in self.values:
                 return A.Name(t.text, span=sp)
             raise _Refused(f"it reads '{t.text}', which is not one of its parameters{self.line_of(t)}")
         if t.kind == "str":
             raise _Refused(f"a string{self.line_of(t)}")
         raise _Refused(f"'{t.text or 'the end'}' where a value was expected{self.line_of(t)}")
+
+    def template_args(self, fn: _Tok) -> list[A.Expr] | None:
+        """``F<float, 3>`` before ``(``: its template arguments (a type, a constant over the
+        template's values); an argument that is this function's own type parameter is left to the
+        call to deduce.  None: ``<`` is a comparison."""
+        depth, k = 0, self.pos
+        while k < len(self.toks) - 1:
+            x = self.toks[k].text
+            depth += (x == "<") - (x == ">")
+            if depth == 0:
+                break
+            if x in (";", "{", "}", "&&", "||"):
+                return None
+            k += 1
+        if depth or self.toks[k + 1].text != "(":
+            return None
+        pieces: list[list[_Tok]] = [[]]
+        nest = 0
+        for tok in self.toks[self.pos + 1 : k]:
+            nest += (tok.text in ("<", "(")) - (tok.text in (">", ")"))
+            if tok.text == "," and nest == 0:
+                pieces.append([])
+            else:
+                pieces[-1].append(tok)
+        out: list[A.Expr] = []
+        saved = self.toks, self.pos
+        try:
+            for piece in pieces:
+                words = [x.text for x in piece]
+                if piece and all(self.is_type(x) or x.text in ("*", "const") for x in piece):
+                    spelled = " ".join(w for w in words if w != "const")
+                    if spelled in self.templates:
+                        self.pos = k + 1
+                        return []  # (the call deduces it from its arguments)
+                    ctype = self.type_of([w for w in words if w != "const"])
+                    out.append(A.TypeArg(ctype or spelled, span=self.sp(piece[0].start, piece[-1].end)))
+                    continue
+                end = _Tok("end", "", piece[-1].end if piece else fn.end, piece[-1].end if piece else fn.end)
+                self.toks, self.pos = [*piece, end], 0
+                out.append(self.expr())
+                if self.peek().kind != "end":
+                    raise _Refused(f"'{self.peek().text}' in the template arguments of '{fn.text}'{self.line_of(fn)}")
+                self.toks, self.pos = saved
+        finally:
+            self.toks = saved[0]
+        self.pos = k + 1
+        return out
 
     def arguments(self) -> list[A.Expr]:
         self.expect("(")

@@ -7,22 +7,33 @@ is known at translation (at most :data:`MAX_TRIPS` iterations, unrolled) and a f
 one expression by substitution: each local has, at each point of the body, a value over the
 parameters; reading it reads that value, an ``if`` merges the values of its two branches with
 ``?:``, and a ``return`` under a condition makes the rest of the body the other side of a ``?:``.
-A loop is read again for each iteration, its counter a constant.  A value given to a local (or
+A loop is read again for each iteration, its counter a constant.  A ``for`` or ``while`` loop
+whose condition is not known at translation (a bound given at run time), or that runs longer than
+that, is an A.DeviceLoop from there: its body read once over names of the locals it changes,
+lifted where the call is expanded (lift/helpers.py).  A value given to a local (or
 merged by an ``if``) that is more than a name or a literal is named (``count_2``, a line of the
 ``@triton.jit`` helper), so that reading it twice does not compute it twice.  C's conversions stay: a value
-given to a local of a declared type is converted to that type (``int k = x / 2`` truncates), and
-each ``return`` of several converts to the function's type.
+given to a local of a declared type is converted to that type (``int k = x / 2`` truncates), one
+given to an ``auto`` local to the type of its first value, one given to a local of a template's
+type ``T`` to the type of a parameter of type ``T`` (A.ConvertLike: the type is the argument's,
+known where the call is lifted), and each ``return`` of several converts to the function's type.
 
-A ``void`` helper's effect is one atomic through a pointer parameter (``atomicAdd(p, v);``), after
-locals it reads.  Everything else is refused naming the construct at its line: ``while`` / ``do``
-loops, loops of a run-time trip count, arrays, address-taking of locals, ``break`` / ``continue`` /
-``goto``, stores through pointers, atomics under a condition or kept in a local.
+Effects (atomics through pointer parameters, calls of helpers that have effects, any call in a
+statement of its own) are named values too (``old_1``, the atomic's old value), listed in the order
+the statements run them (``DeviceFunction.effects``): a call runs each, read or not.  One under
+conditions (the enclosing ``if``s, the ``return``s before it, a ``?:`` or ``&&`` around it) is
+``cond ? atomic : 0``, which the lifting masks by ``cond``.  Everything else is refused naming the
+construct at its line: ``do`` loops, a run-time loop inside another or with a ``return`` or an
+effect in it, arrays, address-taking of locals, ``break`` / ``continue`` / ``goto``, stores through
+pointers.
 """
 
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
 from typing import Any
 
 from . import ast as A
@@ -32,7 +43,7 @@ MAX_UNROLLED = 256  # iterations of all the loops of a body (nested ones multipl
 MAX_TERMS = 4000  # nodes of a value: substitution doubles a value read twice per statement
 ASSIGN_OPS = ("=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=")
 REFUSED_WORDS = {
-    "while": "a 'while' loop", "do": "a 'do' loop", "switch": "a 'switch'", "goto": "a 'goto'",
+    "do": "a 'do' loop", "switch": "a 'switch'", "goto": "a 'goto'",
     "break": "a 'break'", "continue": "a 'continue'", "asm": "inline asm", "__asm__": "inline asm",
     "__asm": "inline asm", "__shared__": "a '__shared__' variable", "static": "a 'static' local",
     "extern": "an 'extern' declaration", "__syncthreads": "a barrier ('__syncthreads')",
@@ -49,9 +60,12 @@ class Refused(Exception):
 
 @dataclass
 class Local:
-    ctype: str | None  # its declared Croqtile type; None: ``auto`` or a template's type (no conversion)
+    ctype: str | None  # its declared Croqtile type; None: ``auto`` or a template's type (see ``like``)
     value: A.Expr | None  # its value at this point over the parameters; None: not given one yet
     fixed: bool = False  # a pointer or a template's value parameter: never assigned
+    # ``auto`` or a template's type: a value of its type (its first value, a parameter of that
+    # type), which a value given to it is converted to (A.ConvertLike); None: no conversion
+    like: A.Expr | None = None
 
 
 @dataclass
@@ -94,19 +108,27 @@ class StatementReader:
     void: bool
     given: dict[str, int]  # template value parameters a call gives (``POW<3>``)
     unrolled: int  # loop iterations read so far
-    effects: list[A.Expr]
-    depth: int  # how deep in ``if`` / ``for`` the reader is
     returned: list[tuple[A.Expr, A.Expr]]  # each ``return`` read: its value as written, converted
     lets: list[tuple[str, A.Expr]]  # named values (``count_2``): each over the parameters and earlier ones
+    path: list[A.Expr]  # the conditions the statement being read runs under (``if``s, earlier returns)
+    effect_names: list[str]  # the named values that are effects (``old_1``: an atomic), in order
+    effectful: set[str]  # the helpers read before this one that have effects (their calls are effects)
+    returns_like: A.Expr | None  # a template's return type: a parameter of that type
+    looping: bool  # reading the body of a loop of a run-time trip count
+    reserved: set[str]  # names a loop of a run-time trip count uses (its state, its named values)
 
     # ------------------------------------------------------------ entry
     def statements(self, void: bool, returns: str | None) -> A.Expr:
-        """The body (at its ``{``) as one expression: the value a call of it has, or a ``void``
-        function's one effect."""
+        """The body (at its ``{``) as one expression: the value a call of it has (a ``void``
+        function's: its last effect, or 0), its effects in :attr:`effect_names`."""
         self.void, self.returns = void, returns
-        self.effects, self.declared, self.scope, self.depth, self.returned = [], set(), [], 0, []
-        self.lets, self.unrolled = [], 0
-        env = {name: Local(p.ctype, A.Name(name, span=None), p.pointer) for name, p in self.params.items()}
+        self.declared, self.scope, self.returned = set(), [], []
+        self.lets, self.unrolled, self.path, self.effect_names = [], 0, [], []
+        self.looping, self.reserved = False, set()
+        env = {
+            name: Local(p.ctype, A.Name(name, span=None), p.pointer, A.Name(name) if p.template else None)
+            for name, p in self.params.items()
+        }
         for name in self.values:
             known = self.given.get(name)
             value = A.Name(name) if known is None else A.IntLit(known, str(known))
@@ -114,22 +136,21 @@ class StatementReader:
         open_ = self.peek()
         flow = self.block(env)
         if void:
-            if len(self.effects) > 1:
-                raise Refused(f"several effects in one function (a second at line {self.effect_line(1)})")
-            if self.effects:
-                return self.used(self.effects[0])
+            if self.effect_names:  # (its last effect as its value: one atomic is the atomic itself)
+                return self.used(A.Name(self.effect_names[-1]))
             return self.used(A.IntLit(0, "0", span=self.sp(open_.start, open_.end)))  # nothing reaches Triton
         if flow.env is not None:
             end = self.toks[self.pos - 1]
             raise Refused(f"a path to the end of its body without a 'return'{self.line_of(end)}")
         assert flow.value is not None
-        if len(self.returned) == 1 and self.returned[0][1] is flow.value:
+        if len(self.returned) == 1 and self.returned[0][1] is flow.value and self.returns is not None:
             return self.used(self.returned[0][0])  # one return: its value as written (the call converts it)
         return self.used(flow.value)
 
     def used(self, value: A.Expr) -> A.Expr:
-        """``value``, keeping of :attr:`lets` the ones it reads."""
-        need = {n.name for n in value.walk() if isinstance(n, A.Name)}
+        """``value``, keeping of :attr:`lets` the ones it or an effect reads (and the effects); where
+        it is the last of them, that one's value itself."""
+        need = {n.name for n in value.walk() if isinstance(n, A.Name)} | set(self.effect_names)
         kept: list[tuple[str, A.Expr]] = []
         for name, e in reversed(self.lets):
             if name in need:
@@ -138,6 +159,8 @@ class StatementReader:
         self.lets = kept[::-1]
         last = self.lets[-1][0] if self.lets else None
         if isinstance(value, A.Name) and value.name == last and not self.reads(last):
+            if self.effect_names and self.effect_names[-1] == last:
+                self.effect_names.pop()  # (the value runs it, after the others)
             return self.lets.pop()[1]  # ``return acc_6``: its value itself
         return value
 
@@ -151,16 +174,12 @@ class StatementReader:
         inner = e.expr if isinstance(e, A.Cast) else e
         if isinstance(inner, (A.Name, A.IntLit, A.FloatLit, A.BoolLit)):
             return e
-        taken = {n for n, _ in self.lets} | set(self.params) | self.values
+        taken = {n for n, _ in self.lets} | set(self.params) | self.values | self.reserved
         k = 1
         while f"{hint}_{k}" in taken:
             k += 1
         self.lets.append((f"{hint}_{k}", e))
         return A.Name(f"{hint}_{k}", span=e.span)
-
-    def effect_line(self, k: int) -> int | str:
-        span = self.effects[k].span
-        return span.line if span is not None and span.line else "?"
 
     # ------------------------------------------------------------ statements
     def block(self, env: dict[str, Local]) -> Flow:
@@ -174,7 +193,9 @@ class StatementReader:
             if flow.env is None:  # after a return on every path: never runs
                 self.skip_statement()
                 continue
-            flow = self.sequence(flow, self.statement(flow.env))
+            with self.unless(flow.done):
+                then = self.statement(flow.env)
+            flow = self.sequence(flow, then)
         self.take()
         return self.leave(flow, env)
 
@@ -189,8 +210,6 @@ class StatementReader:
         if first.done is None:
             return then
         assert first.value is not None
-        if (then.value is not None and self.has_atomic(then.value)) or self.effects:
-            raise Refused("an atomic after a 'return' under a condition")
         if then.env is None:
             assert then.value is not None
             return Flow(None, None, self.choose(first.done, first.value, then.value))
@@ -216,7 +235,7 @@ class StatementReader:
             return self.return_(env)
         if t.text == "if":
             return self.if_(env)
-        if t.text == "for":
+        if t.text in ("for", "while"):
             return self.for_(env)
         if t.text in REFUSED_WORDS:
             raise Refused(f"{REFUSED_WORDS[t.text]}{self.line_of(t)}")
@@ -270,44 +289,36 @@ class StatementReader:
             if self.peek().text != ";":
                 raise Refused(f"a 'return' of a value from a void function{self.line_of(at)}")
             self.take()
-            if self.depth:
-                raise Refused(f"a 'return' under a condition in a void function{self.line_of(at)}")
             return Flow(None, None, A.IntLit(0, "0"))
-        start = self.pos
         raw = self.value(env)
-        if self.has_atomic(raw) and self.depth:
-            raise Refused(f"an atomic under a condition{self.line_of(self.toks[start])}")
         self.expect(";")
-        value = raw if self.has_atomic(raw) else self.convert(raw, self.returns)  # C converts at each return
+        kept = isinstance(raw, A.Name) and raw.name in self.effect_names  # an atomic's old value itself
+        value = raw if kept else self.convert(raw, self.returns, self.returns_like)  # C converts at each return
         self.returned.append((raw, value))
         return Flow(None, None, value)
 
     def if_(self, env: dict[str, Local]) -> Flow:
-        at = self.take()
+        self.take()
         self.expect("(")
         cond = self.value(env)
         self.expect(")")
-        if self.has_atomic(cond):
-            raise Refused(f"an atomic in the condition of an 'if'{self.line_of(at)}")
         known = self.truth(cond)
-        self.depth += 1
-        try:
-            if known is False:
-                self.skip_statement()
-                then = Flow(env)
-            else:
+        if known is False:
+            self.skip_statement()
+            then = Flow(env)
+        else:
+            with self.unless(None if known else self.negate(cond)):
                 then = self.branch(env)
-            if self.peek().text == "else":
-                self.take()
-                if known is True:
-                    self.skip_statement()
-                    other = Flow(env)
-                else:
-                    other = self.branch(env)
-            else:
+        if self.peek().text == "else":
+            self.take()
+            if known is True:
+                self.skip_statement()
                 other = Flow(env)
-        finally:
-            self.depth -= 1
+            else:
+                with self.unless(None if known is False else cond):
+                    other = self.branch(env)
+        else:
+            other = Flow(env)
         if known is not None:
             return then if known else other
         return self.merge(cond, then, other)
@@ -349,59 +360,147 @@ class StatementReader:
         if a.value is b.value or a.value == b.value:
             return a
         if a.value is None or b.value is None:
-            return Local(a.ctype, None, a.fixed)
-        return Local(a.ctype, self.named(self.choose(c, a.value, b.value), name), a.fixed)
+            return Local(a.ctype, None, a.fixed, a.like)
+        return Local(a.ctype, self.named(self.choose(c, a.value, b.value), name), a.fixed, a.like)
 
     def for_(self, env: dict[str, Local]) -> Flow:
+        """A ``for`` or ``while`` loop: unrolled while its condition is known at translation, the
+        rest of it a loop of its own (:meth:`runtime_loop`) from where it is not."""
         at = self.take()
         self.expect("(")
         self.scope.append((set(), {}))
         inner = dict(env)
-        if self.starts_declaration():
-            self.declaration(inner)
-        elif self.peek().text != ";":
-            self.simple(inner, ";", consume=False)
-        self.expect(";")
-        cond_at = self.pos
-        self.pos = self.skip_to(";")
-        step_at = self.pos + 1
-        self.pos = self.skip_to(")", step_at)
+        step_at: int | None = None
+        if at.text == "for":
+            if self.starts_declaration():
+                self.declaration(inner)
+            elif self.peek().text != ";":
+                self.simple(inner, ";", consume=False)
+            self.expect(";")
+            cond_at = self.pos
+            self.pos = self.skip_to(";")
+            step_at = self.pos + 1
+            self.pos = self.skip_to(")", step_at)
+        else:
+            cond_at = self.pos
+            self.pos = self.skip_to(")")
         body_at = self.pos + 1
         self.pos = body_at
         self.skip_statement()
         after = self.pos
         flow = Flow(inner)
         trips = 0
-        self.depth += 1
-        try:
-            while flow.env is not None:
-                self.pos = cond_at
-                go: bool | None = True
-                if self.peek().text != ";":
-                    go = self.truth(self.value(flow.env))
-                if go is None:
-                    raise Refused(f"a 'for' loop whose trip count is not known at translation{self.line_of(at)}")
-                if not go:
-                    break
-                trips += 1
-                if trips > MAX_TRIPS:
-                    raise Refused(f"a 'for' loop of more than {MAX_TRIPS} iterations{self.line_of(at)}")
-                self.unrolled += 1
-                if self.unrolled > MAX_UNROLLED:
-                    raise Refused(f"loops of more than {MAX_UNROLLED} iterations in all{self.line_of(at)}")
-                self.pos = body_at
-                flow = self.sequence(flow, self.branch(flow.env))
-                if flow.env is None:
-                    break
-                self.pos = step_at
-                if self.peek().text != ")":
-                    self.simple(flow.env, ")", consume=False)
-                if self.peek().text != ")":
-                    raise Refused(f"'{self.peek().text}' in the step of a 'for' loop{self.line_of(self.peek())}")
-        finally:
-            self.depth -= 1
+        start = (Flow(inner), len(self.lets), len(self.effect_names), self.unrolled)  # (to read it again)
+        while flow.env is not None:
+            self.pos = cond_at
+            go: bool | None = True
+            if self.peek().text not in (";", ")"):
+                go = self.truth(self.value(flow.env))
+            if go is None:
+                flow = self.runtime_loop(flow, at, cond_at, step_at, body_at, "of a run-time trip count")
+                break
+            if not go:
+                break
+            trips += 1
+            self.unrolled += 1
+            if trips > MAX_TRIPS or self.unrolled > MAX_UNROLLED:  # too long to unroll: a loop from its start
+                flow, marks = start[0], start[1:]
+                del self.lets[marks[0] :], self.effect_names[marks[1] :]
+                self.unrolled = marks[2]
+                why = f"of more than {MAX_TRIPS} iterations" if trips > MAX_TRIPS else "in loops too long to unroll"
+                flow = self.runtime_loop(flow, at, cond_at, step_at, body_at, why)
+                break
+            self.pos = body_at
+            with self.unless(flow.done):
+                then = self.branch(flow.env)
+            flow = self.sequence(flow, then)
+            if flow.env is None:
+                break
+            self.step(flow.env, step_at)
         self.pos = after
         return self.leave(flow, env)
+
+    def step(self, env: dict[str, Local], step_at: int | None) -> None:
+        """The step of a ``for`` loop (``++i``, ``i += 2``, ``i = 2 * i``)."""
+        if step_at is None:
+            return
+        self.pos = step_at
+        if self.peek().text != ")":
+            self.simple(env, ")", consume=False)
+        if self.peek().text != ")":
+            raise Refused(f"'{self.peek().text}' in the step of a 'for' loop{self.line_of(self.peek())}")
+
+    def runtime_loop(self, flow: Flow, at: Any, cond_at: int, step_at: int | None, body_at: int, why: str) -> Flow:
+        """The rest of a loop whose condition is not known at translation (a bound given at run
+        time, or too many iterations to unroll: ``why``), from ``flow``: an A.DeviceLoop over the locals it changes, which each thread runs
+        while its own condition holds (a condition the threads share: a loop of the program).  Its
+        body is read once over names of those locals (``x_loop1``); its named values stay in it.
+        Refused: such a loop after a ``return`` under a condition, inside another, with a ``return``
+        or an effect (an atomic) in its body, or without a condition (it would never end)."""
+        what = f"a '{at.text}' loop {why}{self.line_of(at)}"
+        if flow.done is not None:
+            raise Refused(f"{what} after a 'return' under a condition")
+        if self.looping:
+            raise Refused(f"{what} inside another such loop")
+        env = flow.env
+        assert env is not None
+        names = [n for n, local in env.items() if not local.fixed and local.value is not None]
+        taken = {n for n, _ in self.lets} | set(self.params) | self.values | self.reserved
+        state: dict[str, str] = {}
+        for n in names:
+            k = 1
+            while f"{n}_loop{k}" in taken:
+                k += 1
+            state[n] = f"{n}_loop{k}"
+            taken.add(state[n])
+        self.reserved |= set(state.values())
+        inner = dict(env)
+        for n in names:
+            inner[n] = Local(env[n].ctype, A.Name(state[n]), env[n].fixed, env[n].like)
+        mark, effects = len(self.lets), len(self.effect_names)
+        self.looping = True
+        try:
+            self.pos = cond_at
+            if self.peek().text in (";", ")"):
+                raise Refused(f"{what} without a condition (it never ends: 'break' is refused)")
+            cond = self.value(inner)
+            self.pos = body_at
+            body = self.branch(inner)
+            if body.env is None or body.done is not None:
+                raise Refused(f"a 'return' in {what}")
+            self.step(body.env, step_at)
+        finally:
+            self.looping = False
+        if len(self.effect_names) > effects:
+            raise Refused(f"an atomic or a call of a helper with atomics in {what}")
+        lets = self.lets[mark:]
+        del self.lets[mark:]
+        self.reserved |= {n for n, _ in lets}
+        updates = {n: body.env[n].value for n in names}
+        changed = [n for n in names if not (isinstance(updates[n], A.Name) and updates[n].name == state[n])]
+        kept = {state[n]: env[n].value for n in names if n not in changed}  # (the loop does not change them)
+
+        def before(x: Any) -> Any:
+            return copy.deepcopy(kept[x.name]) if isinstance(x, A.Name) and x.name in kept else None
+
+        cond = A.rewrite(cond, before)
+        values = [A.rewrite(e, before) for _, e in lets]
+        if not changed:  # a loop that changes no local computes nothing
+            return Flow(env)
+        loop = A.DeviceLoop(
+            [state[n] for n in changed],
+            [copy.deepcopy(env[n].value) for n in changed],  # type: ignore[misc]
+            cond,
+            [n for n, _ in lets],
+            values,
+            [A.rewrite(updates[n], before) for n in changed],
+            span=self.sp(at.start, at.end),
+        )
+        out = dict(env)
+        for i, n in enumerate(changed):
+            value = self.named(A.LoopOut(loop, i, span=loop.span), n)
+            out[n] = Local(env[n].ctype, value, env[n].fixed, env[n].like)
+        return Flow(out)
 
     def skip_to(self, text: str, start: int | None = None) -> int:
         """The position of the next ``text`` outside parentheses from ``start``."""
@@ -432,7 +531,9 @@ class StatementReader:
                 break  # the name itself (a type's word never comes right before '=')
             words.append(self.take().text)
         plain = [w for w in words if w not in ("const", "constexpr", "volatile", "register")]
-        ctype = None if plain == ["auto"] else self.type_of(plain)
+        auto = plain == ["auto"]
+        ctype = None if auto else self.type_of(plain)
+        like = None if auto or ctype is not None else self.like_of(plain, self.peek())
         while True:
             t = self.take()
             if t.text in ("*", "&"):
@@ -448,11 +549,11 @@ class StatementReader:
             value = None
             if nxt.text == "=":
                 self.take()
-                value = self.value(env)
-                if self.has_atomic(value):
-                    raise Refused(f"an atomic whose result is kept in a local{self.line_of(t)}")
-                value = self.named(self.convert(value, ctype), t.text)
-            self.declare(env, t.text, Local(ctype, value))
+                value = self.named(self.convert(self.value(env), ctype, like), t.text)
+            elif auto:
+                raise Refused(f"an 'auto' local without a value{self.line_of(t)}")
+            # (``auto``: the type of its first value, which later values are converted to)
+            self.declare(env, t.text, Local(ctype, value, like=value if auto else like))
             if self.peek().text != ",":
                 return
             self.take()
@@ -479,24 +580,15 @@ class StatementReader:
         elif t.kind == "id" and self.peek(1).text in ASSIGN_OPS:
             name = self.take()
             op = self.take().text
-            value = self.value(env)
-            if self.has_atomic(value):
-                raise Refused(f"an atomic whose result is kept in a local{self.line_of(t)}")
-            self.assign(env, name, op, value)
+            self.assign(env, name, op, self.value(env))
         elif t.kind == "id" and self.peek(1).kind == "id":
             raise Refused(f"a local of type '{t.text}'{self.line_of(t)}")
         elif t.text == "*" and self.peek(1).kind == "id" and self.peek(2).text in ASSIGN_OPS:
             raise Refused(f"a store through the pointer '{self.peek(1).text}'{self.line_of(t)}")
-        else:
-            value = self.value(env)
+        else:  # an expression for its effects: its atomics and calls run here (their values unused)
+            self.value(env, statement=True)
             if self.peek().text in ASSIGN_OPS:
                 raise Refused(f"an assignment to something other than a local{self.line_of(self.peek())}")
-            if not self.void and self.has_effect(value):
-                raise Refused(f"a call whose result is not returned{self.line_of(t)}")
-            if self.has_effect(value):
-                if self.depth:
-                    raise Refused(f"an atomic under a condition{self.line_of(t)}")
-                self.effects.append(value)
         if consume:
             self.expect(end)
 
@@ -511,15 +603,17 @@ class StatementReader:
                 raise Refused(f"'{name.text}' read before it is given a value{self.line_of(name)}")
             old = A.Paren(copy.deepcopy(local.value), span=local.value.span)
             value = A.Binary(op[:-1], old, A.Paren(value, span=value.span), span=self.sp(name.start, name.end))
-        env[name.text] = Local(local.ctype, self.named(self.convert(value, local.ctype), name.text), local.fixed)
+        value = self.convert(value, local.ctype, local.like)
+        env[name.text] = Local(local.ctype, self.named(value, name.text), local.fixed, local.like)
 
     # ------------------------------------------------------------ values
-    def value(self, env: dict[str, Local]) -> A.Expr:
-        """An expression read over ``env``'s values."""
+    def value(self, env: dict[str, Local], statement: bool = False) -> A.Expr:
+        """An expression read over ``env``'s values, its effects named (:meth:`hoist`; in a
+        ``statement`` every call of a function is one)."""
         saved, self.env = self.env, env
         try:
             start = self.peek()
-            e = self.expr()
+            e = self.hoist(self.expr(), [], statement)
         finally:
             self.env = saved
         if sum(1 for _ in e.walk()) > MAX_TERMS:
@@ -544,8 +638,75 @@ class StatementReader:
     def is_local(self, tok: Any) -> bool:
         return tok.text in self.declared and self.env is not None and tok.text in self.env
 
-    def convert(self, value: A.Expr, ctype: str | None) -> A.Expr:
-        """``value`` given to a local of type ``ctype``: a constant of an integer type folds."""
+    def hoist(self, e: A.Expr, conds: list[A.Expr], statement: bool) -> A.Expr:
+        """``e`` with each effect in it (an atomic, a call of a helper with effects, in a
+        ``statement`` any call) a named value (``old_1``, its old value), in :attr:`effect_names`
+        in the order C runs them: operands first, a ``?:``'s branch and the right operand of ``&&``
+        / ``||`` under their conditions.  An effect under conditions (the enclosing ``if``s, earlier
+        ``return``s: :attr:`path`, ``conds``) is ``cond ? effect : 0``: it runs where they hold."""
+        if isinstance(e, A.Ternary):
+            e.cond = self.hoist(e.cond, conds, False)
+            e.then = self.hoist(e.then, [*conds, e.cond], False)
+            e.other = self.hoist(e.other, [*conds, self.negate(e.cond)], False)
+            return e
+        if isinstance(e, A.Binary) and e.op in ("&&", "||"):
+            e.lhs = self.hoist(e.lhs, conds, False)
+            e.rhs = self.hoist(e.rhs, [*conds, e.lhs if e.op == "&&" else self.negate(e.lhs)], False)
+            return e
+        for f in fields(e):
+            if f.name in ("span", "device", "written", "effects", "expanded"):
+                continue
+            v = getattr(e, f.name)
+            if isinstance(v, A.Expr):
+                setattr(e, f.name, self.hoist(v, conds, False))
+            elif isinstance(v, list):
+                setattr(e, f.name, [self.hoist(x, conds, False) if isinstance(x, A.Expr) else x for x in v])
+        if not isinstance(e, A.Call) or not (
+            e.kind == "atomic" or (e.kind == "call" and (statement or e.name in self.effectful))
+        ):
+            return e
+        when: Cond = True
+        for c in [*self.path, *conds]:
+            when = self.both(when, c)
+        effect = self.choose(when, e, A.IntLit(0, "0", span=e.span))
+        name = self.named(effect, "old")
+        assert isinstance(name, A.Name)
+        self.effect_names.append(name.name)
+        return name
+
+    @contextmanager
+    def unless(self, done: A.Expr | None) -> Iterator[None]:
+        """The statements read inside run only where ``done`` does not hold (None: always)."""
+        if done is None:
+            yield
+            return
+        self.path.append(self.negate(done))
+        try:
+            yield
+        finally:
+            self.path.pop()
+
+    def like_of(self, words: list[str], at: Any) -> A.Expr:
+        """A parameter of the template's type ``words`` spell (its values have that type)."""
+        spelled = " ".join(w for w in words if w not in ("*", "&"))
+        for name, p in self.params.items():
+            if p.template == spelled:
+                return A.Name(name)
+        raise Refused(f"a value of the template's type '{spelled}', which no parameter has{self.line_of(at)}")
+
+    def convert(self, value: A.Expr, ctype: str | None, like: A.Expr | None = None) -> A.Expr:
+        """``value`` given to a local of type ``ctype`` (None: of the type of ``like``, or kept): a
+        constant of an integer type folds."""
+        if ctype is None and like is not None:
+            known = A.unparen(like)
+            if isinstance(known, A.IntLit):  # ``auto i = 0``: an int (a loop's counter stays known)
+                ctype = known.type
+            elif isinstance(known, A.FloatLit):
+                ctype = "f64" if known.double else "f32"
+            elif isinstance(known, A.Cast) and not known.is_string:
+                ctype = known.type
+            else:
+                return A.ConvertLike(value, copy.deepcopy(like), span=value.span)
         if ctype is None:
             return value
         known = fold(value)
@@ -562,14 +723,6 @@ class StatementReader:
     def truth(self, cond: A.Expr) -> bool | None:
         known = fold(cond)
         return None if known is None else bool(known)
-
-    @staticmethod
-    def has_atomic(e: A.Expr) -> bool:
-        return any(isinstance(n, A.Call) and n.kind == "atomic" for n in e.walk())
-
-    @staticmethod
-    def has_effect(e: A.Expr) -> bool:
-        return any(isinstance(n, A.Call) and n.kind in ("atomic", "call") for n in e.walk())
 
     # ------------------------------------------------------------ building conditions and values
     def choose(self, c: Cond, a: A.Expr, b: A.Expr) -> A.Expr:

@@ -7,7 +7,12 @@ around ``atomicAdd``, ``SHFL_XOR`` around ``__shfl_xor_sync``) is what its body 
 the body with each parameter replaced by the call's argument converted to the parameter's type,
 ``*&t.at(i)`` read as ``t.at(i)`` -- ``call ATOMIC_ADD(&t.at(i), 1)`` is ``__atomic_add(t.at(i),
 1)``, which every later stage (the tensors a function writes, where buffers live, the lifting)
-knows.  A call of a helper with no such body carries the helper too, and its refusal names why.
+knows.  A body of several effects (atomics, calls of helpers that have them) is a ``Paren`` whose
+``effects`` run before its value, in order; a ``call F(..);`` of one runs it (``Call.expanded``).
+A helper called with template arguments is read again for them (one ``@triton.jit`` function per
+set of types and values, ``_device_SCALE_f32``), from a ``__co__`` function or from another helper.
+Recursion (a helper that calls itself, directly or through others) is refused, naming the cycle.
+A call of a helper with no such body carries the helper too, and its refusal names why.
 """
 
 from __future__ import annotations
@@ -32,7 +37,8 @@ def device_functions(items: list[A.TopItem]) -> dict[str, DeviceFunction]:
         elif isinstance(item, A.DeviceCode):
             tparams = template_list(before)
             types = {n for n, is_type in tparams if is_type}
-            df = read_device(item.text, item.span, types, {n for n, is_type in tparams if not is_type})
+            effectful = {name for name, f in out.items() if f.has_effects}
+            df = read_device(item.text, item.span, types, {n for n, is_type in tparams if not is_type}, None, effectful)
             before = ""
             if df is not None:
                 df.tparams = tuple(tparams)
@@ -55,7 +61,7 @@ def resolve_helpers(items: list[A.TopItem]) -> None:
     for df in devices.values():  # calls between helpers
         if df.body is not None:
             df.lets = [(n, _resolve(e, devices, kinds)) for n, e in df.lets]  # type: ignore[misc]
-            df.body = _resolve(df.body, devices, kinds)  # type: ignore[assignment]
+            df.body, *df.effects = _resolve([df.body, *df.effects], devices, kinds)  # type: ignore[misc]
     for item in items:
         if isinstance(item, A.CoFunction):
             item.body = _resolve(item.body, devices, kinds)  # type: ignore[assignment]
@@ -73,16 +79,51 @@ def _kind(name: str, devices: dict[str, DeviceFunction], kinds: dict[str, str], 
         df.body, df.refusal = None, "it calls itself"
         kinds[name] = "refused"
         return "refused"
-    kind = "inline" if df.shuffles or df.addresses else "value"
+    kind = "inline" if df.shuffles or df.addresses or df.loops else "value"
     for n in df.nodes():
         if isinstance(n, A.Call) and n.kind == "call":
             if n.name not in devices:
                 df.body, df.refusal = None, _unknown(n)
                 kind = "refused"
                 break
+            if n.name in (*stack, name):  # recursion: every function of the cycle is refused
+                cycle = [*stack[stack.index(n.name) :], name] if n.name in stack else [name]
+                line = f" at line {n.span.line}" if n.span is not None and n.span.line else ""
+                why = (
+                    f"a recursive call of '{n.name}'{line} ({' -> '.join([*cycle, n.name])}): a @triton.jit"
+                    " function cannot call itself"
+                )
+                for f in cycle:
+                    devices[f].body, devices[f].refusal, kinds[f] = None, why, "refused"
+                return "refused"
             inner = _kind(n.name, devices, kinds, [*stack, name])
+            if df.body is None:  # (refused inside: a cycle through it)
+                return "refused"
+            why = devices[n.name].refusal
+            if n.targs:  # ``POWK<3>(x)``: read for the call's template arguments (its own kind)
+                given = _helper(n, devices)
+                assert given is not None
+                why = given.refusal
+                if given.body is None:
+                    inner = "refused"
+                elif (
+                    given.shuffles
+                    or given.addresses
+                    or given.loops
+                    or any(
+                        isinstance(x, A.Call)
+                        and x.kind == "call"
+                        and x.name in devices
+                        and x.name not in (*stack, name)
+                        and _kind(x.name, devices, kinds, [*stack, name]) == "inline"
+                        for x in given.nodes()
+                    )
+                ):
+                    inner = "inline"
+                else:
+                    inner = "value"
             if inner == "refused":
-                df.body, df.refusal = None, f"it calls '{n.name}', which is not translated ({devices[n.name].refusal})"
+                df.body, df.refusal = None, f"it calls '{n.name}', which is not translated ({why})"
                 kind = "refused"
                 break
             if inner == "inline":
@@ -133,7 +174,7 @@ def _helper(c: A.Call, devices: dict[str, DeviceFunction]) -> DeviceFunction | N
 def _specialized(df: DeviceFunction, targs: list[A.Expr]) -> DeviceFunction:
     """``call F<float, 3>(..)`` of ``template <typename T, int S>``: ``df`` with the parameters of
     type ``T`` of that type and ``S`` in its body that value (a refusal where they do not fit)."""
-    if df.body is None:
+    if df.body is None or df.loops:  # (a loop bound by a value the call gives: unrolled once it is known)
         again = _read_given(df, targs)
         if again is None:
             return df
@@ -161,9 +202,20 @@ def _specialized(df: DeviceFunction, targs: list[A.Expr]) -> DeviceFunction:
     def given(x: object) -> object | None:
         return copy.deepcopy(values[x.name]) if isinstance(x, A.Name) and x.name in values else None
 
-    body = _rewrite(copy.deepcopy(df.body), given)
-    lets = [(n, _rewrite(copy.deepcopy(e), given)) for n, e in df.lets]
-    return dataclasses.replace(df, params=params, body=body, lets=lets)  # type: ignore[arg-type]
+    # (copied together: the values they share, a loop that several named values read)
+    parts = copy.deepcopy([df.body, *df.effects, *(e for _, e in df.lets)])
+    body, *rest = _rewrite(parts, given)  # type: ignore[misc]
+    effects, values = rest[: len(df.effects)], rest[len(df.effects) :]
+    lets = [(n, e) for (n, _), e in zip(df.lets, values, strict=True)]
+    instance = "_".join([*types.values(), *filter(None, [df.instance])])  # its helper's name has the types
+    return dataclasses.replace(
+        df,
+        params=params,
+        body=body,
+        lets=lets,
+        effects=effects,
+        instance=instance,  # type: ignore[arg-type]
+    )
 
 
 def _read_given(df: DeviceFunction, targs: list[A.Expr]) -> DeviceFunction | None:
@@ -171,7 +223,7 @@ def _read_given(df: DeviceFunction, targs: list[A.Expr]) -> DeviceFunction | Non
     ``for (int i = 0; i < S; ++i)`` has a trip count known at translation once ``S`` is given)."""
     if df.source is None:
         return None
-    text, span, types, values = df.source
+    text, span, types, values, effectful = df.source
     given: dict[str, int] = {}
     for (name, is_type), arg in zip(df.tparams, targs, strict=False):
         known = fold(arg) if not is_type and isinstance(arg, A.Expr) else None
@@ -179,7 +231,7 @@ def _read_given(df: DeviceFunction, targs: list[A.Expr]) -> DeviceFunction | Non
             given[name] = known
     if not given:
         return None
-    again = read_device(text, span, set(types), set(values), given)
+    again = read_device(text, span, set(types), set(values), given, set(effectful))
     if again is None:
         return None
     again.tparams = df.tparams
@@ -194,7 +246,7 @@ def _settled(
     """A helper read again for a call's template values (:func:`_read_given`) as :func:`_kind` and
     :func:`resolve_helpers` leave the others: the helpers it calls resolved, and whether it is
     expanded at the call."""
-    inline = df.shuffles or df.addresses
+    inline = df.shuffles or df.addresses or df.loops
     for n in df.nodes():
         if isinstance(n, A.Call) and n.kind == "call":
             if n.name not in devices:
@@ -207,21 +259,33 @@ def _settled(
     if inline:
         df.flatten()
     df.lets = [(n, _resolve(e, devices, kinds)) for n, e in df.lets]  # type: ignore[misc]
-    df.body = _resolve(df.body, devices, kinds)  # type: ignore[assignment]
+    df.body, *df.effects = _resolve([df.body, *df.effects], devices, kinds)  # type: ignore[misc]
     return df, inline
 
 
 def _statement(s: A.CallStmt, devices: dict[str, DeviceFunction], kinds: dict[str, str]) -> A.Stmt:
-    """``call F(...);``: the atomic the helper's body is, nothing where it only computes a value."""
+    """``call F(...);``: the atomic the helper's body is, the body run for its effects where it has
+    several (``Call.expanded``), nothing where it only computes a value."""
     value = _resolve(s.call, devices, kinds)
+    if isinstance(value, A.Paren) and value.written is not None and value.effects:
+        s.call = dataclasses.replace(s.call, expanded=value)
+        return s
+    expanded = value
     while isinstance(value, (A.Paren, A.Cast)):
         value = value.expr
     if isinstance(value, A.Call):
         s.call = value
         return s
+    if isinstance(expanded, A.Paren) and expanded.written is not None and _changes(value):
+        s.call = dataclasses.replace(s.call, expanded=expanded)  # (one atomic under a condition)
+        return s
     if isinstance(value, A.Expr) and not any(isinstance(n, (A.Call, A.IncDec)) for n in value.walk()):
         return A.Empty(span=s.span)  # a value nobody reads
     return s  # an atomic inside an expression: the lifting refuses the call (s.call.device)
+
+
+def _changes(e: A.Expr) -> bool:
+    return any(isinstance(n, A.Call) and n.kind in ("atomic", "call") for n in e.walk())
 
 
 def _expand(c: A.Call, df: DeviceFunction, devices: dict[str, DeviceFunction], kinds: dict[str, str]) -> A.Expr:
@@ -236,7 +300,8 @@ def _expand(c: A.Call, df: DeviceFunction, devices: dict[str, DeviceFunction], k
         if p.pointer and isinstance(A.unparen(arg), A.At):  # an element, not its address (sema/calls.py)
             c.device = dataclasses.replace(df, body=None, refusal=f"a value given for its pointer parameter '{p.name}'")
             return c
-    uses = {p.name: sum(isinstance(n, A.Name) and n.name == p.name for n in df.body.walk()) for p in df.params}
+    reads = [n for e in (df.body, *df.effects) for n in e.walk()]
+    uses = {p.name: sum(isinstance(n, A.Name) and n.name == p.name for n in reads) for p in df.params}
     env: dict[str, A.Expr] = {}
     for p, arg in zip(df.params, c.args, strict=True):
         if uses[p.name] > 1 and any(isinstance(n, (A.Call, A.IncDec)) for n in arg.walk()):
@@ -249,14 +314,14 @@ def _expand(c: A.Call, df: DeviceFunction, devices: dict[str, DeviceFunction], k
         else:  # one value that its reads share: computed once (lift/helpers.py)
             value = arg if p.ctype is None else A.Cast(p.ctype, False, arg, span=arg.span)
             env[p.name] = A.Paren(value, shared=p.name, span=arg.span)
-    body = copy.deepcopy(df.body)
-    body = _rewrite(body, lambda x: _read(env, x))
-    body = _rewrite(body, _through_address)
+    parts = list(copy.deepcopy((df.body, *df.effects)))  # (together: the values they share)
+    parts = _rewrite(parts, lambda x: _read(env, x))  # type: ignore[assignment]
+    parts = _rewrite(parts, _through_address)  # type: ignore[assignment]
+    body, *effects = _resolve(parts, devices, kinds)  # type: ignore[misc]
     assert isinstance(body, A.Expr)
-    body = _resolve(body, devices, kinds)  # type: ignore[assignment]
     if df.returns not in (None, "void") and not (isinstance(body, A.Call) and body.kind == "atomic"):
-        body = A.Cast(df.returns, False, body, span=c.span)  # type: ignore[arg-type]
-    return A.Paren(body, written=c, span=c.span)  # type: ignore[arg-type]
+        body = A.Cast(df.returns, False, body, span=c.span)
+    return A.Paren(body, written=c, effects=effects, span=c.span)
 
 
 def _read(env: dict[str, A.Expr], x: object) -> object | None:

@@ -406,6 +406,9 @@ class Printer:
             return self.expr(e.written)
         return f"({self.expr(e.expr)})"
 
+    def e_ConvertLike(self, e: A.ConvertLike) -> str:  # (inside a helper's body only)
+        return self.expr(e.expr)
+
     def e_UBound(self, e: A.UBound) -> str:
         return f"#{e.name}"
 

@@ -142,6 +142,8 @@ class Arith:
             if to is None or ir_type(to) is None:
                 raise NotLifted(f"a conversion to '{e.type}'", e)
             return self.convert(self.expr(e.expr), to)
+        if isinstance(e, A.ConvertLike):  # a helper's ``auto`` / template-typed local (frontend/device_body.py)
+            return self.convert(self.expr(e.expr), self.ctype_of(self.expr(e.like)))
         if isinstance(e, A.Builtin):
             return self.builtin(e)
         return self.leaf(e, want)

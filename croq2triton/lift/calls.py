@@ -61,7 +61,9 @@ class Calls:
 
     def call_stmt(self, s: A.CallStmt) -> None:
         c = s.call
-        if c.kind in ("print", "println"):
+        if c.expanded is not None:  # ``call F(..);`` of a helper with effects (frontend/helpers.py)
+            self.expr(c.expanded)
+        elif c.kind in ("print", "println"):
             if not c.bang:  # ``print!`` prints nothing
                 self.device_print(c, s)
         elif c.kind == "assert":
@@ -238,7 +240,8 @@ CALL_HINT = "calls into C++/CUDA device code have no Triton form: write the comp
 
 DEVICE_HINT = (
     "a __device__ helper translates when its body computes a value from its parameters (locals, assignments, "
-    "'if', 'for' loops of a trip count known at translation, 'return's) with the CUDA intrinsics the README lists"
+    "'if', 'for' / 'while' loops, 'return's, atomics through pointer parameters) with the CUDA intrinsics the"
+    " README lists"
 )
 
 

@@ -46,18 +46,24 @@ class DeviceCalls:
     emit: Any
     lane_axis: dict[str, int]
 
-    # a helper expanded at its call: the values it names, and how many conditions held at the call
-    shared_values: tuple[dict[int, Value], int] | None = None
+    # a helper expanded at its call: the values it names (and its loops' values), and how many
+    # conditions held at the call
+    shared_values: tuple[dict[int, Any], int] | None = None
     pred: list[E.Expr]
+    loop_depth: int
 
     def expr(self, e: A.Expr, want: str | None = None) -> Value:
         """A helper's body expanded at its call (frontend/helpers.py) computes each value it names
         and each argument once, a ``let`` of the kernel before the statement, as C evaluates the
         arguments: where the call runs, whatever branch of the body reads them (their element
-        reads masked by the conditions of the call, not of a ``?:`` inside the body)."""
+        reads masked by the conditions of the call, not of a ``?:`` inside the body).  Its effects
+        (``Paren.effects``: atomics, each a ``?:`` of the conditions it runs under) run first, in
+        their order, whether or not the value reads them."""
         if isinstance(e, A.Paren) and e.written is not None:
             saved, self.shared_values = self.shared_values, ({}, len(self.pred))
             try:
+                for effect in e.effects:  # its atomics, in the order its statements run them
+                    self.expr(effect)
                 return super().expr(e, want)  # type: ignore[misc]
             finally:
                 self.shared_values = saved
@@ -76,7 +82,110 @@ class DeviceCalls:
                     v = Value(var, v.ctype)
                 known = memo[id(e)] = v
             return known
+        if isinstance(e, A.LoopOut):
+            return self.device_loop(e.loop)[e.index]
         return super().expr(e, want)  # type: ignore[misc]
+
+    def device_loop(self, loop: A.DeviceLoop) -> list[Value]:
+        """A loop of a helper's body whose trip count is known at run time (A.DeviceLoop), where
+        the helper is expanded: its state a variable per local it changes, its values from outside
+        computed before it.  A condition the threads share is Triton's ``while`` on it; one that
+        differs between them gives each thread a flag (``active``) that holds until its condition
+        first fails, the program looping while any holds and each thread's state changing only
+        while its own does (SIMT).  The state's shapes: those the body gives it (a value of one
+        thread where the initial one is the program's)."""
+        if self.shared_values is None:
+            raise NotLifted("a loop of a run-time trip count outside its helper", loop)
+        memo = self.shared_values[0]
+        if id(loop) in memo:
+            return memo[id(loop)]  # type: ignore[no-any-return]
+        parts = (*loop.inits, loop.cond, *loop.let_values, *loop.updates)
+        for x in _outside(parts):  # (computed once, before the loop)
+            self.expr(x)
+        inits = [self.expr(x) for x in loop.inits]
+        ctypes = [self.ctype_of(v) for v in inits]
+        types = [ir_type(c) or "i32" for c in ctypes]
+        shapes = [v.expr.shape for v in inits]
+        for _ in range(len(shapes) + 2):  # the shapes the state takes: until the body keeps them
+            trial = [E.Var(self.fresh(n), t, dims=sh) for n, t, sh in zip(loop.names, types, shapes, strict=True)]
+            outer, saved_lets = self.body, list(self.lets)
+            self.scopes.append({n: Value(v, c) for n, v, c in zip(loop.names, trial, ctypes, strict=True)})
+            try:
+                cond = self.truth(self.expr(loop.cond))
+                for name, value in zip(loop.let_names, loop.let_values, strict=True):
+                    self.scopes[-1][name] = self.expr(value)
+                ups = [self.convert(self.expr(u), c).expr for u, c in zip(loop.updates, ctypes, strict=True)]
+            finally:
+                self.scopes.pop()
+                self.body, self.lets = outer, saved_lets
+            try:
+                wide = [E.broadcast(sh, u.shape, cond.shape) for sh, u in zip(shapes, ups, strict=True)]
+            except E.ShapeError:
+                raise NotLifted("a loop whose values change shape", loop) from None
+            if wide == shapes:
+                break
+            shapes = wide
+        else:
+            raise NotLifted("a loop whose values change shape", loop)
+        state = [E.Var(self.fresh(n), t, dims=sh) for n, t, sh in zip(loop.names, types, shapes, strict=True)]
+        for var, v, c, t in zip(state, inits, ctypes, types, strict=True):
+            first = self.convert(v, c).expr
+            if isinstance(first, E.Const) and not first.shape:  # a Triton scalar, not a Python number
+                first = E.Cast(first, t)
+            self.emit(N.Let(var, spread(first, tuple(var.shape), t)), loop)  # type: ignore[arg-type]
+        scope: dict[str, Any] = {n: Value(v, c) for n, v, c in zip(loop.names, state, ctypes, strict=True)}
+        self.scopes.append(scope)
+        cond = self.truth(self.expr(loop.cond))
+        flag = E.Var(self.fresh("go"), "i1")
+        active: E.Var | None = None
+        if cond.shape:  # each thread its own condition
+            whole = E.broadcast(cond.shape, *shapes)
+            live = E.conj(self.pred) if self.pred else None  # (threads the call's conditions leave out)
+            start = cond if live is None else E.Bin("&", live, cond)
+            active = E.Var(self.fresh("active"), "i1", dims=whole)
+            self.emit(N.Let(active, E.fold(E.Bin("|", start, E.Full(whole, False, "i1")))), loop)
+            self.emit(N.Let(flag, _any(active)), loop)
+        else:
+            self.emit(N.Let(flag, cond), loop)
+        outer, saved_lets = self.body, list(self.lets)
+        self.body = []
+        self.loop_depth += 1
+        if active is not None:
+            self.pred.append(active)
+        try:
+            for name, value in zip(loop.let_names, loop.let_values, strict=True):
+                v = self.expr(value)
+                var = E.Var(self.fresh(name), v.expr.dtype, dims=v.expr.shape)
+                self.emit(N.Let(var, v.expr), loop)
+                scope[name] = Value(var, v.ctype)
+            nexts = []
+            for var, u, c, t in zip(state, loop.updates, ctypes, types, strict=True):
+                new = spread(self.convert(self.expr(u), c).expr, tuple(var.shape), t)  # type: ignore[arg-type]
+                if active is not None:
+                    new = E.fold(E.Where(active, new, var))
+                nxt = E.Var(self.fresh(f"{var.name}_next"), t, dims=var.shape)
+                self.emit(N.Let(nxt, new), loop)
+                nexts.append(nxt)
+            for var, nxt in zip(state, nexts, strict=True):
+                self.emit(N.Assign(var, nxt), loop)
+            again = self.truth(self.expr(loop.cond))
+            if active is not None:
+                self.emit(N.Assign(active, E.fold(E.Bin("&", active, again))), loop)
+                self.emit(N.Assign(flag, _any(active)), loop)
+            elif again.shape:
+                raise NotLifted("a loop whose condition comes to differ between threads", loop)
+            else:
+                self.emit(N.Assign(flag, again), loop)
+        finally:
+            if active is not None:
+                self.pred.pop()
+            self.loop_depth -= 1
+            self.scopes.pop()
+            inner, self.body, self.lets = self.body, outer, saved_lets
+        self.emit(N.While(flag, inner, tuple([*state, *([active] if active is not None else [])])), loop)
+        values = [Value(v, c) for v, c in zip(state, ctypes, strict=True)]
+        memo[id(loop)] = values
+        return values
 
     def builtin(self, e: A.Builtin) -> Value:
         if e.name in SHUFFLE_BUILTINS:
@@ -219,6 +328,30 @@ class DeviceCalls:
                 if isinstance(v, E.Var) and self.lane_axis.get(v.name) == axis and v.shape == want.shape:
                     return v
         return want
+
+
+def _outside(parts: tuple[A.Expr, ...]) -> list[A.Expr]:
+    """The values a loop's parts read from outside it (its helper's named values and arguments):
+    the outermost shared ``Paren`` of each path, not inside a helper expanded in the loop."""
+    out: list[A.Expr] = []
+    stack: list[A.Node] = list(reversed(parts))
+    while stack:
+        n = stack.pop()
+        if isinstance(n, A.Paren) and n.shared is not None:
+            out.append(n)
+            continue
+        if isinstance(n, A.Paren) and n.written is not None:
+            continue
+        stack.extend(reversed(list(n.children())))
+    return out
+
+
+def _any(mask: E.Expr) -> E.Expr:
+    """Does ``mask`` (one flag per thread) hold anywhere."""
+    value: E.Expr = E.Cast(mask, "i32")
+    for _ in mask.shape:
+        value = E.Reduce("max", value, 0)
+    return E.Bin("!=", value, E.Const(0))
 
 
 def _param_name(name: str) -> str:
