@@ -131,7 +131,7 @@ class TileBuffer:
     # a buffer of run-time shape (a copy of a whole run-time window into fresh memory): per
     # dimension its size and the tile extent the launcher fixes (a constexpr argument); ``extents``
     # are then its constant sizes, 0 elsewhere, and only copies and views read it (``fixed``)
-    launch: tuple[tuple[E.Expr, E.Extent] | None, ...] = ()
+    launch: tuple[tuple[E.Expr, E.Dim] | None, ...] = ()
     home: ScratchHome | None = None  # in scratch memory (lift/scratch.py), not a register tile
     of: TileBuffer | None = None  # ``buf.span_as([..])``: the buffer whose elements it reshapes
     part: BufferView | None = None  # a part of a buffer in scratch memory, read and written by element
@@ -599,8 +599,6 @@ class Buffers(ViewAlgebra):
         """``.view(e..).from(o..)`` of another rank than its window (LANGUAGE.md 7.6): a dense view,
         ``e`` in row-major order from the element ``sum o_d * st_d`` past the window's origin (``st``
         the dense strides of ``e``)."""
-        if p.steps is not None or p.reshaped is not None:
-            raise NotLifted("a view that changes the rank of a span_as view or of a strided view", op)
         items = self.extent_items(op.args)
         if any(x is None for x in items) or len(op.at or []) != len(items):
             raise CroqSemanticError(
@@ -620,8 +618,6 @@ class Buffers(ViewAlgebra):
         """``.view(e..).from(o..)`` of another rank than its window with one offset per dimension of the
         window (LANGUAGE.md 7.6: the origin in parent coordinates): the dense view of ``e`` from the
         window's element ``o``."""
-        if p.steps is not None or p.reshaped is not None:
-            raise NotLifted("a view that changes the rank of a span_as view or of a strided view", op)
         items = self.extent_items(op.args)
         if any(x is None for x in items):
             raise CroqSemanticError(
@@ -684,10 +680,6 @@ class Buffers(ViewAlgebra):
             raise NotLifted("a view with explicit strides of this form", op)
         if op.kind not in ("view", "subspan") or op.step or (op.kind == "view" and op.at is None):
             raise NotLifted(f"a '.{op.kind}' with explicit strides and this form", op)
-        if p.steps is not None or (p.reshaped is not None and self.tensor_rows(p) is None):
-            raise NotLifted(
-                "a view with explicit strides of a strided view or of a span_as view of part of a tensor", op
-            )
         steps, shape, flat, at = strided_parts(op, len(p.shape), self.int_expr)
         if at is not None:  # ``.subspan(e : st).at(i)``: the window moves by ``i * e`` in its own coordinates first
             moves = [
@@ -722,13 +714,31 @@ class Buffers(ViewAlgebra):
 
     def flat_view(self, p: Region, shape: tuple[E.Expr, ...], steps: tuple[E.Expr, ...], flat: E.Expr) -> Region:
         """``shape`` elements ``steps`` apart from ``flat`` past the origin of ``p`` in its tensor's
-        row-major order (LANGUAGE.md 7.6: view offsets and strides count the root's elements)."""
-        if len(p.shape) == 1 and len(p.origin) == 1:  # along the one dimension of a one-dimensional tensor
+        row-major order (LANGUAGE.md 7.6: view offsets and strides count the root's elements, and the
+        offsets of a view of a view add up).
+
+        ``p`` may itself be strided or a ``span_as`` view.  A strided ``p`` runs along one line of
+        its root already (one dimension of a one-dimensional tensor, or the row-major line of a
+        tensor or of a ``span_as`` view): the new view starts ``flat`` elements past ``p``'s first
+        along that line, with its own strides, and keeps ``p``'s windows and the line's bounds.  A
+        ``span_as`` view ``p`` is the root of the line (its elements in the row-major order of its
+        new extents, LANGUAGE.md 7.6: the same order as its parent's): elements past its count are
+        outside it, read zero and are not written, as are those outside the parent's windows and
+        tensor (lift/copies.py ``tensor_index`` checks each level of the chain)."""
+        if p.steps is not None:
+            axis = p.axes[0] if p.axes else 0
+            if any(a != axis for a in p.axes):
+                raise NotLifted("a view with explicit strides of a view whose dimensions run along different axes")
+            origin = list(p.origin)
+            origin[axis] = E.fold(E.Bin("+", origin[axis], flat))
+            return Region(p.tensor, tuple(origin), (axis,) * len(shape), shape, p.limits, p.zfill, p.reshaped, steps)
+        if len(p.shape) == 1 and len(p.origin) == 1:  # along the one dimension of a one-dimensional tensor (or span_as)
             axis = p.axes[0]
             origin = list(p.origin)
             origin[axis] = E.fold(E.Bin("+", origin[axis], flat))
-            return Region(p.tensor, tuple(origin), (axis,) * len(shape), shape, p.limits, p.zfill, steps=steps)
-        extents = list(self.whole_tensor(p.tensor).shape)
+            return Region(p.tensor, tuple(origin), (axis,) * len(shape), shape, p.limits, p.zfill, p.reshaped, steps)
+        rs = p.reshaped
+        extents = list(rs.extents) if rs is not None else list(self.whole_tensor(p.tensor).shape)
         start: E.Expr = E.Const(0)  # the window's origin in the tensor's row-major order
         for o, n in zip(p.origin, extents, strict=True):
             start = E.Bin("+", E.Bin("*", start, n), o)
@@ -736,7 +746,7 @@ class Buffers(ViewAlgebra):
         for n in extents:
             count = E.Bin("*", count, n)
         zeros = tuple(E.Const(0) for _ in extents)
-        whole = Region(p.tensor, zeros, tuple(range(len(extents))), tuple(extents), p.limits, p.zfill)
+        whole = Region(p.tensor, zeros, tuple(range(len(extents))), tuple(extents), p.limits, p.zfill, rs)
         rows = Reshaped(whole, (E.fold(count),))
         origin = (E.fold(E.Bin("+", start, flat)),)
         return Region(p.tensor, origin, (0,) * len(shape), shape, (), p.zfill, rows, steps)
