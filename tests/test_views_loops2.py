@@ -208,3 +208,138 @@ def test_a_two_dimensional_strided_view_of_a_buffer_of_an_argument_s_extent(sche
     want = torch.zeros(R, 8, dtype=torch.float64)
     want[:, :n] = x.double().cpu()[:, 0 : 2 * n : 2]
     _close(y, want)
+
+
+# ----------------------------------------------------------------------------- loops
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_break_leaves_every_loop_of_a_foreach_over_several_names(schedule: str) -> None:
+    R, thr = 21, 1.2
+    x = _rand(R, 32, seed=12)
+    y, n = _nan(R), torch.full((R,), -7, dtype=torch.int32, device=DEVICE)
+    _module(schedule).sum_until(x, y, n, thr)  # type: ignore[attr-defined]
+    xd = x.double().cpu()
+    want_y, want_n = torch.zeros(R, dtype=torch.float64), []
+    for r in range(R):
+        row = xd[r].tolist()
+        stop = next((k for k, v in enumerate(row) if v > thr), 32)  # row-major order of [4, 8]
+        want_y[r] = sum(row[:stop])
+        want_n.append(stop)
+    assert any(8 < c < 32 and c % 8 for c in want_n)  # a break in a later row of the nest, mid-row
+    _close(y, want_y)
+    assert n.cpu().tolist() == want_n
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_continue_and_break_in_nests_of_names_and_of_an_index_tuple(schedule: str) -> None:
+    B = 7
+    x = _rand(B, 6, 6, seed=13)
+    y = _nan(B)
+    _module(schedule).off_diag(x, y)  # type: ignore[attr-defined]
+    m = x.double().cpu().clone()
+    m[:, range(6), range(6)] = 0
+    _close(y, m.clamp(min=0).sum((1, 2)))
+
+    x = _rand(B, 3, 5, seed=14) + 1.3
+    x[2] = x[2].abs()  # no negative element: -1
+    pos = torch.full((B,), -7, dtype=torch.int32, device=DEVICE)
+    _module(schedule).first_neg(x, pos)  # type: ignore[attr-defined]
+    want = []
+    for b in range(B):
+        f = (x[b].cpu().flatten() < 0).nonzero()
+        want.append(int(f[0]) if len(f) else -1)
+    assert -1 in want and any(w >= 5 for w in want)  # a tile without one, and one found past the first row
+    assert pos.cpu().tolist() == want
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_break_and_continue_of_a_host_level_nest(seed: int) -> None:
+    mod = _module("source")
+    x = _rand(3, 5, seed=20 + seed) + 1.0
+    pos = torch.full((2,), -7, dtype=torch.int32, device=DEVICE)
+    mod.host_first(x, pos)  # type: ignore[attr-defined]
+    f = (x.cpu().flatten() < 0).nonzero()
+    assert pos.cpu().tolist() == ([int(f[0]) // 5, int(f[0]) % 5] if len(f) else [-1, -1])
+    x = _rand(4, 4, seed=30 + seed)
+    n = torch.full((1,), -7, dtype=torch.int32, device=DEVICE)
+    mod.host_count(x, n)  # type: ignore[attr-defined]
+    m = x.cpu().clone()
+    m[range(4), range(4)] = -1
+    assert int(n[0]) == int((m > 0).sum())
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_thread_s_yield_inside_a_loop(schedule: str) -> None:
+    R = 29
+    x = _rand(R, 12, seed=15) + 1.6
+    y, z = _nan(R), _nan(R)
+    _module(schedule).until_negative(x, y, z)  # type: ignore[attr-defined]
+    xd = x.double().cpu()
+    want_y = torch.full((R,), float("nan"), dtype=torch.float64)
+    want_z = want_y.clone()
+    for r in range(R):
+        acc, left = 0.0, False
+        for k in range(12):
+            if xd[r, k] < 0:
+                left = True
+                break
+            acc += float(xd[r, k])
+            want_z[r] = acc
+        if not left:
+            want_y[r] = acc
+    assert want_y.isnan().any() and not want_y.isnan().all()  # threads that leave and threads that stay
+    assert want_z.isnan().any()  # a thread that leaves before its first element
+    torch.testing.assert_close(y.double().cpu(), want_y, equal_nan=True, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(z.double().cpu(), want_z, equal_nan=True, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_block_s_yield_inside_a_nest_and_a_thread_s_inside_a_while(schedule: str) -> None:
+    B = 6
+    flags = torch.zeros(B, 3, 4, dtype=torch.int32, device=DEVICE)
+    flags[1, 2, 3] = 1
+    flags[4, 0, 0] = 5
+    x = _rand(B, 16, seed=16)
+    y = _nan(B, 16)
+    _module(schedule).blocks_without_flags(flags, x, y)  # type: ignore[attr-defined]
+    want = 2 * x.double().cpu()
+    want[1] = want[4] = float("nan")  # the blocks that left wrote nothing
+    torch.testing.assert_close(y.double().cpu(), want, equal_nan=True)
+
+    N = 37
+    x = (torch.rand(N, generator=torch.Generator().manual_seed(17)) * 100).to(DEVICE)
+    steps = torch.full((N,), -7, dtype=torch.int32, device=DEVICE)
+    _module(schedule).halve(x, steps)  # type: ignore[attr-defined]
+    want_steps = []
+    for v in x.cpu().tolist():
+        v32, n, left = torch.tensor(v, dtype=torch.float32), 0, False
+        while float(v32) >= 1.0:
+            v32, n = v32 / 2, n + 1
+            if n > 3 and float(v32) > 2.0:
+                left = True
+                break
+        want_steps.append(-7 if left else n)
+    assert -7 in want_steps and any(s >= 0 for s in want_steps)
+    assert steps.cpu().tolist() == want_steps
+
+
+def test_a_yield_in_an_inner_parallel_inside_a_loop_is_refused_at_the_yield() -> None:
+    message = diagnostics(
+        """__co__ void inner_yield(global f32 [B, 8] x, global f32 [B, 8] y) {
+  parallel b by B : block {
+    foreach k in [2] {
+      parallel t by 8 : thread {
+        if (x.at(b, t) < 0.0f) yield;
+        y.at(b, t) = x.at(b, t) + 1.0f;
+      }
+    }
+  }
+}
+""",
+        "y.co",
+    )
+    assert "y.co:5:32: error: 'inner_yield' is not translated: croq2triton does not translate a 'yield' inside a" in (
+        message
+    ), message
+    assert "in an inner 'parallel' or 'inthreads' of its body" in message, message
