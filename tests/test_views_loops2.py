@@ -343,3 +343,22 @@ def test_a_yield_in_an_inner_parallel_inside_a_loop_is_refused_at_the_yield() ->
         message
     ), message
     assert "in an inner 'parallel' or 'inthreads' of its body" in message, message
+
+
+# ----------------------------------------------------------------------------- per-thread copies
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("M", "N"), [(10, 13), (7, 40)])
+def test_a_per_thread_copy_of_run_time_extent_into_local(schedule: str, M: int, N: int) -> None:
+    x = _rand(M, N, seed=40 + N)
+    y, z = _nan(M), _nan(M, N)
+    _module(schedule).own_rows(x, y, z)  # type: ignore[attr-defined]
+    _close(y, x.double().cpu().sum(1))
+    _close(z, x.double().cpu())
+
+    z = _nan(M, N)
+    _module(schedule).own_pairs(x, z, 0.5)  # type: ignore[attr-defined]
+    i = torch.arange(M) % 2
+    want = x.double().cpu() * 0.5 + (i[:, None] * 100 + torch.arange(N)[None, :]).double()
+    _close(z, want)  # M odd: the last thread's second row is past the tensor, neither read nor written

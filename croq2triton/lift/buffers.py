@@ -483,10 +483,13 @@ class Buffers(ViewAlgebra):
         line = node.span.line if node.span else 0
         return TileBuffer(name, elem, extents, E.Var(self.claim(name), dtype, dims=tile), fill, line)
 
-    def launch_buffer(self, name: str, elem: str, sizes: tuple[E.Expr, ...], node: A.Node) -> TileBuffer:
+    def launch_buffer(
+        self, name: str, elem: str, sizes: tuple[E.Expr, ...], node: A.Node, lanes: int = 1
+    ) -> TileBuffer:
         """A buffer of run-time shape: a tile whose extents the launcher fixes, one constexpr
         argument per run-time size (``TILE_D0 = next_power_of_2(M)``), checked there against
-        Triton's largest block."""
+        Triton's largest block (``lanes``: the tile is moved for that many lanes at once, each
+        thread's own copy)."""
         dtype = ir_type(elem)
         if dtype is None:
             raise NotLifted(f"a buffer of type '{elem}'", node)
@@ -495,8 +498,8 @@ class Buffers(ViewAlgebra):
         if any((const_int(n) or 1) < 1 for n in sizes):
             raise NotLifted("a buffer of no elements", node)
         extents = [const_int(n) or 0 for n in sizes]
-        fixed = known_elements(extents)
-        launch: list[tuple[E.Expr, E.Extent] | None] = []
+        fixed = known_elements(extents) * lanes
+        launch: list[tuple[E.Expr, E.Dim] | None] = []
         for d, n in enumerate(sizes):
             what = f"the buffer '{name}'"
             launch.append(None if extents[d] else (n, self.launch_extent(n, f"{var.upper()}_D{d}", what, node, fixed)))
