@@ -229,10 +229,12 @@ def test_roles_of_two_consumer_units(mod: Any) -> None:
     assert_close(out, nt(a, b), atol=gemm_tol(K), rtol=1e-2)
 
 
-def test_an_apply_over_an_accumulator_of_run_time_extent_names_it() -> None:
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+def test_an_apply_over_an_accumulator_of_run_time_extent(schedule: str) -> None:
     # one block row-strip over all N columns: the accumulator's extent is known only at launch; the
-    # MMA alone translates, an 'apply' over it is refused naming the buffer and what to do
-    from croq2triton.api import translate_full
+    # MMA and an 'apply' over it translate (its lanes are the tile the launcher fixes), a 'reduce_max'
+    # of it is refused naming the buffer and what to do
+    from croq2triton.api import load_source, translate_full
 
     src = """__co__ void k(global f16 [M, K] a, global f16 [N, K] b, global f32 [M, N] c) {
   parallel bm by cdiv(M, 64) : block, by 1 : group-4 {
@@ -247,9 +249,19 @@ def test_an_apply_over_an_accumulator_of_run_time_extent_names_it() -> None:
   }
 }
 """
-    out = translate_full(src.replace("APPLY", "apply {i, j} in acc.span acc.at(i, j) = acc.at(i, j) * 2.0f;"))
-    err = out.failed["k"]
+    apply = "apply {i, j} in acc.span acc.at(i, j) = acc.at(i, j) * 2.0f + __to<f32>(i * 1000 + j);"
+    out = translate_full(src.replace("APPLY", apply), schedule=schedule)
+    assert not out.failed, {k: str(v) for k, v in out.failed.items()}
+    mod = load_source(out.source, f"apply_run_time_{schedule}")
+    for m, n, k in ((70, 24, 40), (33, 50, 64)):
+        a, b = randn(m, k, dtype=F16, seed=m), randn(n, k, dtype=F16, seed=n)
+        c = poisoned(m, n)
+        mod.k(a, b, c)
+        rows = (torch.arange(m) % 64)[:, None] * 1000 + torch.arange(n)[None, :]
+        assert_close(c, 2 * nt(a, b).double().cpu() + rows.double(), atol=2 * gemm_tol(k), rtol=1e-2)
+    reduce = "frag f32 [64] mx;\n    reduce_max(mx, acc, 1);"
+    err = translate_full(src.replace("APPLY", reduce), schedule=schedule).failed["k"]
     assert "'acc', a buffer of run-time shape" in str(err) and "a tile of constant extents" in (
         err.diagnostics[0].hint or ""
-    )
-    assert not translate_full(src.replace("APPLY", "")).failed
+    ), str(err)
+    assert not translate_full(src.replace("APPLY", ""), schedule=schedule).failed

@@ -728,7 +728,7 @@ class Mmas:
     def apply(self, s: A.Apply) -> None:
         """``apply {i, j} in x.span``: the body for every element of ``x``, as lanes over its tile."""
         self.single_unit(s)
-        buf = self.fragment(s.frag, s)
+        buf = self.fragment(s.frag, s, fixed=False)  # of run-time extent: lanes the launcher fixes as its tile
         if len(s.vars) != len(buf.extents):  # (LANGUAGE.md 7.4: one name per dimension; sema/fragrules.py)
             raise CroqSemanticError(
                 f"'apply {{{', '.join(s.vars)}}}' names {len(s.vars)} ind{'ices' if len(s.vars) != 1 else 'ex'} for"
@@ -736,7 +736,10 @@ class Mmas:
                 s.span,
                 "name one index per dimension of the fragment",
             )
-        pairs = [(v, n, s) for v, n in zip(s.vars, buf.extents, strict=True)]
+        launch = buf.launch or (None,) * len(buf.extents)
+        pairs: list[tuple[str | None, int | E.Expr, A.Node]] = [
+            (v, n if at is None else at[0], s) for v, n, at in zip(s.vars, buf.extents, launch, strict=True)
+        ]
         self.apply_scopes.append(len(self.scopes))  # the scope of its lanes: an element loop's (lift/lanesums.py)
         try:
             if self.lanes is None or all(d == 1 for d in self.lanes[1]):
@@ -808,13 +811,17 @@ class Mmas:
             tile = E.Where(E.Bin("<", coord, E.Const(n)), tile, E.Full(src.tile, identity, src.var.type))
         self.set_tile(dst, E.fold(E.Cast(E.Reduce(op, tile, axis), dst.var.type)), s)
 
-    def fragment(self, name: str, node: A.Node) -> TileBuffer:
-        """The tile of a fragment or buffer (an accumulator shaped by the first MMA into it)."""
+    def fragment(self, name: str, node: A.Node, fixed: bool = True) -> TileBuffer:
+        """The tile of a fragment or buffer (an accumulator shaped by the first MMA into it);
+        ``fixed``: its extents known when translating (else a register tile of extents the launcher
+        fixes may do too)."""
         v = self.binding(name)
         if isinstance(v, Fragment):
             v = self.shaped(v, self.first_product(v, node), "f32", node)
         if not isinstance(v, TileBuffer):
             raise NotLifted(f"'{name}' used as a fragment", node)
+        if not fixed and not v.fixed and v.home is None:
+            return v
         return self.fixed_buffer(v, node)
 
     def first_product(self, frag: Fragment, node: A.Node) -> tuple[int, int]:
