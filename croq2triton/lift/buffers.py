@@ -527,8 +527,8 @@ class Buffers(ViewAlgebra):
             name = buf.name.split("__")[0]
             raise NotLifted(
                 f"'{name}', a buffer of run-time shape (an extent known only at launch), used other than by"
-                " copies, element reads, the MMA into it and 'apply' (an MMA of its tile, a 'reduce_max' /"
-                " 'reduce_sum' / 'copy' of it, an 'mma.store' into it)",
+                " copies, element reads, the MMA into it, 'apply' and a reduction along that extent (an MMA of"
+                " its tile, a reduction along another axis, a 'copy' of it, an 'mma.store' into it)",
                 node,
                 "give the block a tile of constant extents (a 'subspan' of a constant or a '#define') and"
                 " loop over the rest",

@@ -777,7 +777,15 @@ class Mmas:
             return
         if len(names) != 2 or not all(isinstance(x, A.Name) for x in names):
             raise NotLifted(f"a '{s.op}' of this form", s)
-        dst, src = (self.fragment(x.name, s) for x in names)  # type: ignore[attr-defined]
+        dst = self.fragment(names[0].name, s)  # type: ignore[attr-defined]
+        # a reduction of an accumulator of run-time extent along that extent (a row's maximum over all
+        # N columns) gives a fragment of constant extents: the tile's positions past the extent take
+        # no part; any other use of one stays refused (lift/buffers.py fixed_buffer)
+        src = self.fragment(names[1].name, s, fixed=not (s.op in REDUCTIONS and s.axis is not None))  # type: ignore[attr-defined]
+        if not src.fixed and any(
+            at is not None for d, at in enumerate(src.launch) if d != s.axis
+        ):  # only the reduced extent may be known only at launch
+            self.fixed_buffer(src, s)
         tile = self.tile_value(src, s)
         if s.op == "copy":
             if dst.extents != src.extents:  # (LANGUAGE.md 7.9; sema/fragrules.py where the declarations show it)
@@ -803,12 +811,13 @@ class Mmas:
             )
         op = REDUCTIONS[s.op]
         n = src.extents[axis]
+        size = src.sizes[axis]  # (of run-time extent: as the launcher passes it, its tile a power of two above)
         if src.tile[axis] != n:  # the tile's padding does not take part
             if op == "max" and not src.var.type.startswith("f"):
                 raise NotLifted("a reduce_max over integers along a padded dimension", s)
             coord = self.coords(src.tile, s)[axis]
             identity = float("-inf") if op == "max" else 0
-            tile = E.Where(E.Bin("<", coord, E.Const(n)), tile, E.Full(src.tile, identity, src.var.type))
+            tile = E.Where(E.Bin("<", coord, size), tile, E.Full(src.tile, identity, src.var.type))
         self.set_tile(dst, E.fold(E.Cast(E.Reduce(op, tile, axis), dst.var.type)), s)
 
     def fragment(self, name: str, node: A.Node, fixed: bool = True) -> TileBuffer:
