@@ -616,7 +616,7 @@ class Buffers(ViewAlgebra):
         flat: E.Expr = E.Const(0)
         for o, st in zip(op.at or [], steps, strict=True):
             flat = E.Bin("+", flat, E.Bin("*", self.int_expr(o), st))
-        return self.flat_view(p, shape, steps, flat)
+        return self.flat_view(p, shape, steps, flat, op)
 
     def parent_origin_view(self, p: Region, op: A.ViewOp) -> Region:
         """``.view(e..).from(o..)`` of another rank than its window with one offset per dimension of the
@@ -630,7 +630,7 @@ class Buffers(ViewAlgebra):
         shape = tuple(x for x in items if x is not None)
         moves = [self.int_expr(o) for o in op.at or []]
         moved = p.sub(moves, list(p.shape), [True] * len(p.shape))
-        return self.flat_view(moved, shape, dense_steps(shape), E.Const(0))
+        return self.flat_view(moved, shape, dense_steps(shape), E.Const(0), op)
 
     def place_op(self, p: Place, op: A.ViewOp) -> Place:
         if op.kind == "span_as" and isinstance(p, BufferView):
@@ -695,7 +695,7 @@ class Buffers(ViewAlgebra):
         rows = self.tensor_rows(p) if p.reshaped is not None else None
         if rows is not None:  # a span_as of the whole tensor: its row-major order is the tensor's
             p, flat = rows[0], E.Bin("+", rows[1], flat)
-        return self.flat_view(p, shape, steps, flat)
+        return self.flat_view(p, shape, steps, flat, op)
 
     def tensor_rows(self, p: Region) -> tuple[Region, E.Expr] | None:
         """A view ``p`` of a ``span_as`` of a whole tensor (with no run-time limits of its own) as the
@@ -716,7 +716,9 @@ class Buffers(ViewAlgebra):
             start = E.Bin("+", E.Bin("*", start, n), o)
         return Region(p.tensor, whole.origin, whole.axes, whole.shape, (), p.zfill), E.fold(start)
 
-    def flat_view(self, p: Region, shape: tuple[E.Expr, ...], steps: tuple[E.Expr, ...], flat: E.Expr) -> Region:
+    def flat_view(
+        self, p: Region, shape: tuple[E.Expr, ...], steps: tuple[E.Expr, ...], flat: E.Expr, op: A.ViewOp
+    ) -> Region:
         """``shape`` elements ``steps`` apart from ``flat`` past the origin of ``p`` in its tensor's
         row-major order (LANGUAGE.md 7.6: view offsets and strides count the root's elements, and the
         offsets of a view of a view add up).
@@ -732,7 +734,7 @@ class Buffers(ViewAlgebra):
         if p.steps is not None:
             axis = p.axes[0] if p.axes else 0
             if any(a != axis for a in p.axes):
-                raise NotLifted("a view with explicit strides of a view whose dimensions run along different axes")
+                raise NotLifted("a view with explicit strides of a view whose dimensions run along different axes", op)
             origin = list(p.origin)
             origin[axis] = E.fold(E.Bin("+", origin[axis], flat))
             return Region(p.tensor, tuple(origin), (axis,) * len(shape), shape, p.limits, p.zfill, p.reshaped, steps)
