@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import sm90
 import torch
-from kernel_util import DEVICE, diagnostics
+from kernel_util import DEVICE
 
 import croq2triton
 
@@ -175,19 +175,3 @@ def test_each_threads_window_of_a_shared_tile(schedule: str) -> None:
     want = xd.clone()
     want[:, 0::4] = 0
     _close(z, want)
-
-
-def test_a_strided_view_of_a_buffer_of_run_time_extent_is_refused_at_the_view() -> None:
-    message = diagnostics(
-        """__co__ void part(global f32 [R, 16] x, global f32 [R, 8] y, int n) {
-  parallel b by cdiv(R, 4) : block {
-    shared f32 [4, 16] s;
-    dma.copy.zfill x.subspan(4, 16).at(b, 0) => s;
-    dma.copy s.view(4, n : 16, 2).from(0, 0) => y.subspan(4, 8).at(b, 0);
-  }
-}
-""",
-        "v.co",
-    )
-    assert "v.co:5:15: error: 'part' is not translated: croq2triton does not translate a strided or" in message, message
-    assert "view of a buffer of run-time extent" in message

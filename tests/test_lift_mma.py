@@ -229,10 +229,12 @@ def test_roles_of_two_consumer_units(mod: Any) -> None:
     assert_close(out, nt(a, b), atol=gemm_tol(K), rtol=1e-2)
 
 
-def test_an_apply_over_an_accumulator_of_run_time_extent_names_it() -> None:
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+def test_an_apply_over_an_accumulator_of_run_time_extent(schedule: str) -> None:
     # one block row-strip over all N columns: the accumulator's extent is known only at launch; the
-    # MMA alone translates, an 'apply' over it is refused naming the buffer and what to do
-    from croq2triton.api import translate_full
+    # MMA and an 'apply' over it translate (its lanes are the tile the launcher fixes), a reduction
+    # along its other axis (a fragment of run-time extent) is refused naming the buffer and what to do
+    from croq2triton.api import load_source, translate_full
 
     src = """__co__ void k(global f16 [M, K] a, global f16 [N, K] b, global f32 [M, N] c) {
   parallel bm by cdiv(M, 64) : block, by 1 : group-4 {
@@ -247,9 +249,58 @@ def test_an_apply_over_an_accumulator_of_run_time_extent_names_it() -> None:
   }
 }
 """
-    out = translate_full(src.replace("APPLY", "apply {i, j} in acc.span acc.at(i, j) = acc.at(i, j) * 2.0f;"))
-    err = out.failed["k"]
+    apply = "apply {i, j} in acc.span acc.at(i, j) = acc.at(i, j) * 2.0f + __to<f32>(i * 1000 + j);"
+    out = translate_full(src.replace("APPLY", apply), schedule=schedule)
+    assert not out.failed, {k: str(v) for k, v in out.failed.items()}
+    mod = load_source(out.source, f"apply_run_time_{schedule}")
+    for m, n, k in ((70, 24, 40), (33, 50, 64)):
+        a, b = randn(m, k, dtype=F16, seed=m), randn(n, k, dtype=F16, seed=n)
+        c = poisoned(m, n)
+        mod.k(a, b, c)
+        rows = (torch.arange(m) % 64)[:, None] * 1000 + torch.arange(n)[None, :]
+        assert_close(c, 2 * nt(a, b).double().cpu() + rows.double(), atol=2 * gemm_tol(k), rtol=1e-2)
+    reduce = "frag f32 [32] cs;\n    reduce_sum(cs, acc, 0);"  # the sums of its columns: of run-time extent
+    err = translate_full(src.replace("APPLY", reduce), schedule=schedule).failed["k"]
     assert "'acc', a buffer of run-time shape" in str(err) and "a tile of constant extents" in (
         err.diagnostics[0].hint or ""
-    )
-    assert not translate_full(src.replace("APPLY", "")).failed
+    ), str(err)
+    assert not translate_full(src.replace("APPLY", ""), schedule=schedule).failed
+
+
+SOFTMAX = """
+__co__ void row_softmax(global f16 [M, K] a, global f16 [N, K] b, global f32 [M, N] c) {
+  parallel bm by cdiv(M, 64) : block, by 1 : group-4 {
+    frag f32 [64] mx;
+    frag f32 [64] sm;
+    s = mma.fill.f32 0.0f;
+    foreach kt in [cdiv(K, 32)] {
+      sa = dma.copy a.subspan(64, 32).at(bm, kt) => shared;
+      sb = dma.copy b.subspan(N, 32).at(0, kt) => shared;
+      mma.row.row s, sa, sb;
+    }
+    reduce_max(mx, s, 1);
+    apply {i, j} in s.span
+      s.at(i, j) = __exp(s.at(i, j) - mx.at(i));
+    reduce_sum(sm, s, 1);
+    apply {i, j} in s.span
+      s.at(i, j) = s.at(i, j) / sm.at(i);
+    mma.store s, c.subspan(64, N).at(bm, 0);
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+def test_a_softmax_over_all_columns_of_run_time_extent(schedule: str) -> None:
+    # each row's maximum and sum over its N columns (the accumulator's run-time extent): the tile's
+    # positions past N take no part in either reduction
+    from croq2triton.api import load_source
+
+    out = translate_full(SOFTMAX, filename="softmax.co", schedule=schedule)
+    assert not out.failed, {k: str(v) for k, v in out.failed.items()}
+    mod = load_source(out.source, f"softmax_run_time_{schedule}")
+    for m, n, k in ((70, 24, 40), (33, 50, 64)):
+        a, b = randn(m, k, dtype=F16, seed=m) / 3, randn(n, k, dtype=F16, seed=n) / 3
+        c = poisoned(m, n)
+        mod.row_softmax(a, b, c)
+        assert_close(c, torch.softmax(nt(a, b), 1), atol=1e-4, rtol=1e-3)

@@ -131,7 +131,7 @@ class TileBuffer:
     # a buffer of run-time shape (a copy of a whole run-time window into fresh memory): per
     # dimension its size and the tile extent the launcher fixes (a constexpr argument); ``extents``
     # are then its constant sizes, 0 elsewhere, and only copies and views read it (``fixed``)
-    launch: tuple[tuple[E.Expr, E.Extent] | None, ...] = ()
+    launch: tuple[tuple[E.Expr, E.Dim] | None, ...] = ()
     home: ScratchHome | None = None  # in scratch memory (lift/scratch.py), not a register tile
     of: TileBuffer | None = None  # ``buf.span_as([..])``: the buffer whose elements it reshapes
     part: BufferView | None = None  # a part of a buffer in scratch memory, read and written by element
@@ -483,10 +483,13 @@ class Buffers(ViewAlgebra):
         line = node.span.line if node.span else 0
         return TileBuffer(name, elem, extents, E.Var(self.claim(name), dtype, dims=tile), fill, line)
 
-    def launch_buffer(self, name: str, elem: str, sizes: tuple[E.Expr, ...], node: A.Node) -> TileBuffer:
+    def launch_buffer(
+        self, name: str, elem: str, sizes: tuple[E.Expr, ...], node: A.Node, lanes: int = 1
+    ) -> TileBuffer:
         """A buffer of run-time shape: a tile whose extents the launcher fixes, one constexpr
         argument per run-time size (``TILE_D0 = next_power_of_2(M)``), checked there against
-        Triton's largest block."""
+        Triton's largest block (``lanes``: the tile is moved for that many lanes at once, each
+        thread's own copy)."""
         dtype = ir_type(elem)
         if dtype is None:
             raise NotLifted(f"a buffer of type '{elem}'", node)
@@ -495,8 +498,8 @@ class Buffers(ViewAlgebra):
         if any((const_int(n) or 1) < 1 for n in sizes):
             raise NotLifted("a buffer of no elements", node)
         extents = [const_int(n) or 0 for n in sizes]
-        fixed = known_elements(extents)
-        launch: list[tuple[E.Expr, E.Extent] | None] = []
+        fixed = known_elements(extents) * lanes
+        launch: list[tuple[E.Expr, E.Dim] | None] = []
         for d, n in enumerate(sizes):
             what = f"the buffer '{name}'"
             launch.append(None if extents[d] else (n, self.launch_extent(n, f"{var.upper()}_D{d}", what, node, fixed)))
@@ -524,7 +527,8 @@ class Buffers(ViewAlgebra):
             name = buf.name.split("__")[0]
             raise NotLifted(
                 f"'{name}', a buffer of run-time shape (an extent known only at launch), used other than by"
-                " copies (an MMA of its tile, an 'apply', an element access)",
+                " copies, element reads, the MMA into it, 'apply' and a reduction along that extent (an MMA of"
+                " its tile, a reduction along another axis, a 'copy' of it, an 'mma.store' into it)",
                 node,
                 "give the block a tile of constant extents (a 'subspan' of a constant or a '#define') and"
                 " loop over the rest",
@@ -599,8 +603,6 @@ class Buffers(ViewAlgebra):
         """``.view(e..).from(o..)`` of another rank than its window (LANGUAGE.md 7.6): a dense view,
         ``e`` in row-major order from the element ``sum o_d * st_d`` past the window's origin (``st``
         the dense strides of ``e``)."""
-        if p.steps is not None or p.reshaped is not None:
-            raise NotLifted("a view that changes the rank of a span_as view or of a strided view", op)
         items = self.extent_items(op.args)
         if any(x is None for x in items) or len(op.at or []) != len(items):
             raise CroqSemanticError(
@@ -614,14 +616,12 @@ class Buffers(ViewAlgebra):
         flat: E.Expr = E.Const(0)
         for o, st in zip(op.at or [], steps, strict=True):
             flat = E.Bin("+", flat, E.Bin("*", self.int_expr(o), st))
-        return self.flat_view(p, shape, steps, flat)
+        return self.flat_view(p, shape, steps, flat, op)
 
     def parent_origin_view(self, p: Region, op: A.ViewOp) -> Region:
         """``.view(e..).from(o..)`` of another rank than its window with one offset per dimension of the
         window (LANGUAGE.md 7.6: the origin in parent coordinates): the dense view of ``e`` from the
         window's element ``o``."""
-        if p.steps is not None or p.reshaped is not None:
-            raise NotLifted("a view that changes the rank of a span_as view or of a strided view", op)
         items = self.extent_items(op.args)
         if any(x is None for x in items):
             raise CroqSemanticError(
@@ -630,7 +630,7 @@ class Buffers(ViewAlgebra):
         shape = tuple(x for x in items if x is not None)
         moves = [self.int_expr(o) for o in op.at or []]
         moved = p.sub(moves, list(p.shape), [True] * len(p.shape))
-        return self.flat_view(moved, shape, dense_steps(shape), E.Const(0))
+        return self.flat_view(moved, shape, dense_steps(shape), E.Const(0), op)
 
     def place_op(self, p: Place, op: A.ViewOp) -> Place:
         if op.kind == "span_as" and isinstance(p, BufferView):
@@ -684,10 +684,6 @@ class Buffers(ViewAlgebra):
             raise NotLifted("a view with explicit strides of this form", op)
         if op.kind not in ("view", "subspan") or op.step or (op.kind == "view" and op.at is None):
             raise NotLifted(f"a '.{op.kind}' with explicit strides and this form", op)
-        if p.steps is not None or (p.reshaped is not None and self.tensor_rows(p) is None):
-            raise NotLifted(
-                "a view with explicit strides of a strided view or of a span_as view of part of a tensor", op
-            )
         steps, shape, flat, at = strided_parts(op, len(p.shape), self.int_expr)
         if at is not None:  # ``.subspan(e : st).at(i)``: the window moves by ``i * e`` in its own coordinates first
             moves = [
@@ -699,7 +695,7 @@ class Buffers(ViewAlgebra):
         rows = self.tensor_rows(p) if p.reshaped is not None else None
         if rows is not None:  # a span_as of the whole tensor: its row-major order is the tensor's
             p, flat = rows[0], E.Bin("+", rows[1], flat)
-        return self.flat_view(p, shape, steps, flat)
+        return self.flat_view(p, shape, steps, flat, op)
 
     def tensor_rows(self, p: Region) -> tuple[Region, E.Expr] | None:
         """A view ``p`` of a ``span_as`` of a whole tensor (with no run-time limits of its own) as the
@@ -720,15 +716,35 @@ class Buffers(ViewAlgebra):
             start = E.Bin("+", E.Bin("*", start, n), o)
         return Region(p.tensor, whole.origin, whole.axes, whole.shape, (), p.zfill), E.fold(start)
 
-    def flat_view(self, p: Region, shape: tuple[E.Expr, ...], steps: tuple[E.Expr, ...], flat: E.Expr) -> Region:
+    def flat_view(
+        self, p: Region, shape: tuple[E.Expr, ...], steps: tuple[E.Expr, ...], flat: E.Expr, op: A.ViewOp
+    ) -> Region:
         """``shape`` elements ``steps`` apart from ``flat`` past the origin of ``p`` in its tensor's
-        row-major order (LANGUAGE.md 7.6: view offsets and strides count the root's elements)."""
-        if len(p.shape) == 1 and len(p.origin) == 1:  # along the one dimension of a one-dimensional tensor
+        row-major order (LANGUAGE.md 7.6: view offsets and strides count the root's elements, and the
+        offsets of a view of a view add up).
+
+        ``p`` may itself be strided or a ``span_as`` view.  A strided ``p`` runs along one line of
+        its root already (one dimension of a one-dimensional tensor, or the row-major line of a
+        tensor or of a ``span_as`` view): the new view starts ``flat`` elements past ``p``'s first
+        along that line, with its own strides, and keeps ``p``'s windows and the line's bounds.  A
+        ``span_as`` view ``p`` is the root of the line (its elements in the row-major order of its
+        new extents, LANGUAGE.md 7.6: the same order as its parent's): elements past its count are
+        outside it, read zero and are not written, as are those outside the parent's windows and
+        tensor (lift/copies.py ``tensor_index`` checks each level of the chain)."""
+        if p.steps is not None:
+            axis = p.axes[0] if p.axes else 0
+            if any(a != axis for a in p.axes):
+                raise NotLifted("a view with explicit strides of a view whose dimensions run along different axes", op)
+            origin = list(p.origin)
+            origin[axis] = E.fold(E.Bin("+", origin[axis], flat))
+            return Region(p.tensor, tuple(origin), (axis,) * len(shape), shape, p.limits, p.zfill, p.reshaped, steps)
+        if len(p.shape) == 1 and len(p.origin) == 1:  # along the one dimension of a one-dimensional tensor (or span_as)
             axis = p.axes[0]
             origin = list(p.origin)
             origin[axis] = E.fold(E.Bin("+", origin[axis], flat))
-            return Region(p.tensor, tuple(origin), (axis,) * len(shape), shape, p.limits, p.zfill, steps=steps)
-        extents = list(self.whole_tensor(p.tensor).shape)
+            return Region(p.tensor, tuple(origin), (axis,) * len(shape), shape, p.limits, p.zfill, p.reshaped, steps)
+        rs = p.reshaped
+        extents = list(rs.extents) if rs is not None else list(self.whole_tensor(p.tensor).shape)
         start: E.Expr = E.Const(0)  # the window's origin in the tensor's row-major order
         for o, n in zip(p.origin, extents, strict=True):
             start = E.Bin("+", E.Bin("*", start, n), o)
@@ -736,7 +752,7 @@ class Buffers(ViewAlgebra):
         for n in extents:
             count = E.Bin("*", count, n)
         zeros = tuple(E.Const(0) for _ in extents)
-        whole = Region(p.tensor, zeros, tuple(range(len(extents))), tuple(extents), p.limits, p.zfill)
+        whole = Region(p.tensor, zeros, tuple(range(len(extents))), tuple(extents), p.limits, p.zfill, rs)
         rows = Reshaped(whole, (E.fold(count),))
         origin = (E.fold(E.Bin("+", start, flat)),)
         return Region(p.tensor, origin, (0,) * len(shape), shape, (), p.zfill, rows, steps)

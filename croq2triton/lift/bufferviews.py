@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import CroqSemanticError
 from ..frontend import ast as A
 from ..tir import expr as E
-from .buffers import BufferView, TileBuffer, dense_steps, pow2, strided_parts
+from .buffers import BufferView, TileBuffer, dense_steps, known_elements, pow2, strided_parts
 from .notlifted import NotInRegisters, NotLifted
 from .terms import const_int
 
@@ -71,6 +71,8 @@ class BufferViews:
     claim: Any
     whole_buffer: Any
     part_of: Any
+    launch_extent: Any
+    host_of: Any
 
     def copied_window(self, view: BufferView, node: A.Node) -> BufferView:
         """``view`` as a copy reads it: a window that may reach past its buffer (at a run-time
@@ -139,28 +141,63 @@ class BufferViews:
         self, p: BufferView, shape: tuple[E.Expr, ...], steps: tuple[E.Expr, ...], flat: E.Expr, op: A.ViewOp
     ) -> TileBuffer:
         """``shape`` elements ``steps`` apart from ``flat`` past the first element of ``p``, in its
-        buffer's scratch area (the buffer moves there where it is a register tile)."""
+        buffer's scratch area (the buffer moves there where it is a register tile).
+
+        An extent known only at launch (``s.view(h : 2).from(0)`` with ``h`` an argument, a dense view of
+        a buffer of run-time shape) is a tile extent the launcher fixes (a constexpr argument, the power of
+        two at or above it, lift/buffers.py ``launch_extent``); the view's elements past its extent are
+        outside it, those past the buffer's area outside the buffer (lift/scratch.py bounds each
+        address by ``room``).  An extent the launcher cannot compute (one that varies in the kernel)
+        stays refused at the view."""
         buf = p.buffer
         dims = [const_int(n) for n in shape]
-        if any(n is None or n < 1 for n in dims):
-            raise NotLifted("a strided or rank-changing view of a buffer of run-time extent", op)
+        if any(n is not None and n < 1 for n in dims):
+            raise CroqSemanticError("a view of no elements", op.span, "give each extent of the view at least one")
         if buf.home is None:
             raise NotInRegisters("a strided or rank-changing view of a buffer", buf.name, op)
         if buf.part is not None:
             raise NotLifted("a strided or rank-changing view of a part of a buffer read by element", op)
         origin = E.fold(E.Bin("+", flat_position(buf, p.offsets), flat))
-        tile = tuple(pow2(n) for n in dims)  # type: ignore[arg-type]
-        var = E.Var(self.claim(f"{buf.name}_view"), buf.var.type, dims=tile)
-        return TileBuffer(
+        name = self.claim(f"{buf.name}_view")
+        launch: tuple[tuple[E.Expr, E.Dim] | None, ...] = ()
+        if any(n is None for n in dims):
+            fixed = known_elements(dims)
+            what = f"a view of the buffer '{buf.name}'"
+            launch = tuple(
+                None if n is not None else (x, self.view_tile(x, f"{name.upper()}_D{d}", what, op, fixed))
+                for d, (n, x) in enumerate(zip(dims, shape, strict=True))
+            )
+        view = TileBuffer(
             buf.name,
             buf.elem,
-            tuple(dims),  # type: ignore[arg-type]
-            var,
+            tuple(n or 0 for n in dims),
+            E.Var(name, buf.var.type),
             buf.fill,
             buf.line,
             True,
+            launch=launch,
             home=buf.home,
             origin=origin,
             steps=steps,
             room=element_count(buf),
         )
+        view.var = E.Var(name, buf.var.type, dims=view.tile)
+        return view
+
+    def view_tile(self, size: E.Expr, name: str, what: str, op: A.ViewOp, fixed: int) -> E.Dim:
+        """The tile extent of a view's run-time extent ``size``: the power of two at or above its
+        largest value where the kernel bounds it and the launcher cannot compute it (``k + 1`` of a
+        loop counter ``k``), else one the launcher fixes from the arguments (``h``)."""
+        _, hi = E.bounds(E.fold(size))
+        if self.host_of(size) is not None:
+            return self.launch_extent(size, name, what, op, fixed)  # type: ignore[no-any-return]
+        if hi is None:
+            raise NotLifted(
+                "a strided or rank-changing view of a buffer whose extent the kernel computes without a bound",
+                op,
+                "give the view an extent the launcher can compute from the arguments, or one with a constant"
+                " largest value (a loop counter's)",
+            )
+        if hi < 1:
+            raise CroqSemanticError("a view of no elements", op.span, "give each extent of the view at least one")
+        return pow2(hi)

@@ -801,6 +801,14 @@ class Copies:
             value = self.tile_value(src.buffer, node) if src.whole else self.part_tile(src, node)[0]
             self.set_tile(dst.buffer, self.part_store(dst, value, node), node)
             return
+        home = src.buffer.home
+        if home is not None and home.lane is None and not src.buffer.fixed and dst.buffer.fixed:
+            # a source of run-time extent in scratch memory (a strided view of a buffer of an extent known
+            # at launch): each element of the destination's tile read at its address there, zero past the
+            # source's extent (the tail rule), as a dma.pad of no borders does
+            rank = len(src.axes)
+            self.pad_between_buffers(src, dst, node, ((0,) * rank, (0,) * rank, 0, (0,) * rank))
+            return
         value, shape, sizes = self.part_tile(src, node)  # a part of the source (lift/parts.py)
         if shape != dst.buffer.tile or not all(E.same(a, E.fold(b)) for a, b in zip(sizes, dst.buffer.sizes)):
             raise NotLifted("a copy between buffer parts of different shapes", node)

@@ -12,9 +12,15 @@ is lifted as
 and ``continue`` likewise with a flag set at the top of each iteration; a ``while`` loop also tests
 its break flag with its condition.  The statements after one
 that may leave are under the flags; a ``break`` of a thread (under a condition on the thread
-index) stops that thread's iterations only, as it does in the source.  A loop over several names
-(nested loops: which one leaves?) or over a name whose extents are not written out is left as it
-is, and so is an exit inside any statement but a branch or a block.
+index) stops that thread's iterations only, as it does in the source.  An exit inside any
+statement but a branch or a block is left as it is.
+
+A ``foreach`` over several names (``foreach {i, j} in [A, B]``, an index tuple ``foreach e in
+x.span``, names of a ``with``) iterates as nested loops, but it is one statement: ``break`` leaves
+the innermost ``foreach`` statement (LANGUAGE.md 7.4), that is every one of its loops, and
+``continue`` goes on with its next iteration (the next index in its row-major order).  The flags
+say exactly that whatever the number of loops: the body runs once per index, the break flag,
+once cleared, guards every later one, and the continue flag is set again at the top of each.
 """
 
 from __future__ import annotations
@@ -22,7 +28,6 @@ from __future__ import annotations
 import copy
 
 from ..frontend import ast as A
-from ..sema.consteval import const_int
 
 
 class _Uncovered(Exception):
@@ -46,7 +51,6 @@ def loop_exits(top: A.Parallel) -> A.Parallel | None:
 class _Rewriter:
     def __init__(self, top: A.Parallel) -> None:
         self.taken = {n.name for n in top.walk() if isinstance(n, A.Name)} | _declared(top)
-        self.single = _single_names(top)
         self.done = False
         self.uid = 0
 
@@ -63,11 +67,11 @@ class _Rewriter:
         if isinstance(s, A.Foreach):
             body = self.stmt(s.body)
             loop = A.Foreach(s.items, body, s.suffixes, span=s.span)
-            return self.loop(loop) if _exits(body) else loop
+            return self.loop(loop) if exits_here(body) else loop
         if isinstance(s, A.While):
             body = self.stmt(s.body)
             spin = A.While(s.cond, body, span=s.span)
-            return self.loop(spin) if _exits(body) else spin
+            return self.loop(spin) if exits_here(body) else spin
         for name in ("body", "then", "other"):
             child = getattr(s, name, None)
             if isinstance(child, A.Stmt):
@@ -77,11 +81,9 @@ class _Rewriter:
         return s
 
     def loop(self, s: A.Foreach | A.While) -> A.Stmt:
-        if isinstance(s, A.Foreach) and not self.one_counter(s):
-            raise _Uncovered
         sp = s.span
-        brk = self.fresh("go") if _exits(s.body, A.Break) else None
-        cont = self.fresh("next") if _exits(s.body, A.Continue) else None
+        brk = self.fresh("go") if exits_here(s.body, A.Break) else None
+        cont = self.fresh("next") if exits_here(s.body, A.Continue) else None
         body = self.block(_stmts(s.body), brk, cont)
         inner: list[A.Stmt] = [_flag(cont, sp), *body] if cont else body
         guarded: A.Stmt = A.Block(inner, span=sp)
@@ -104,7 +106,7 @@ class _Rewriter:
                 assert flag is not None
                 out.append(_clear(flag, s.span))
                 return out  # what follows it is never run
-            if not _exits(s):
+            if not exits_here(s):
                 out.append(s)
                 continue
             out.append(self.leaving(s, brk, cont))
@@ -126,28 +128,14 @@ class _Rewriter:
             return A.If(s.cond, then, other, span=s.span)
         raise _Uncovered  # an exit inside a with, an inthreads, ...
 
-    def one_counter(self, s: A.Foreach) -> bool:
-        """Does ``s`` run one loop (one name over one extent)?"""
-        if len(s.items) != 1:
-            return False
-        it = s.items[0]
-        if isinstance(it, A.RangeItem):
-            return it.name in self.single
-        names = it.vars if it.vars is not None else [it.name]
-        if len(names) != 1:
-            return False
-        if isinstance(it.shape, A.MdspanLit):
-            return len(it.shape.items) == 1
-        return const_int(it.shape) is not None  # ``foreach i in 10``: one extent
 
-
-def _exits(s: A.Stmt, kind: type | tuple[type, ...] = (A.Break, A.Continue)) -> bool:
+def exits_here(s: A.Stmt, kind: type | tuple[type, ...] = (A.Break, A.Continue)) -> bool:
     """Does ``s`` hold an exit of the loop around it (not one of a loop inside it)?"""
     if isinstance(s, kind):
         return True
     if isinstance(s, (A.Foreach, A.While)):
         return False
-    return any(isinstance(c, A.Stmt) and _exits(c, kind) for c in s.children())
+    return any(isinstance(c, A.Stmt) and exits_here(c, kind) for c in s.children())
 
 
 def _stmts(s: A.Stmt | None) -> list[A.Stmt]:
@@ -184,17 +172,4 @@ def _declared(top: A.Parallel) -> set[str]:
         for v in getattr(n, "vars", None) or []:
             if isinstance(v, str):
                 out.add(v)
-    return out
-
-
-def _single_names(top: A.Parallel) -> set[str]:
-    """Names a ``with`` bounds by one extent each (a ``foreach`` over one runs one loop)."""
-    out: set[str] = set()
-    for n in top.walk():
-        if isinstance(n, A.With):
-            for w in n.withins:
-                if w.vars is not None:
-                    out.update(v for v in w.vars if v)
-                elif w.name and isinstance(w.shape, A.MdspanLit) and len(w.shape.items) == 1:
-                    out.add(w.name)
     return out

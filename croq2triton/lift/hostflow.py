@@ -15,6 +15,7 @@ from typing import Any
 from ..frontend import ast as A
 from ..tir import expr as E
 from ..tir import host as H
+from .exits import exits_here
 from .hostexpr import HostExprs, const
 from .hostvalues import Bounded, BoundedTuple, ITuple
 from .names import safe
@@ -27,6 +28,7 @@ class HostFlow(HostExprs):
     body: list[H.Stmt]
     in_flow: int  # depth of host blocks (control flow, 'with', device regions)
     loops: int  # depth of host loops
+    nest_flags: list[str | None]  # per host loop, the flag a 'break' of a foreach nest sets (or None)
     uid: int
     stmt: Any
     variable: Any
@@ -62,7 +64,9 @@ class HostFlow(HostExprs):
         if isinstance(cond, E.Const) and not cond.value:
             return
         self.loops += 1
+        self.nest_flags.append(None)
         body = self.scoped(s.body)
+        self.nest_flags.pop()
         self.loops -= 1
         self.body.append(H.While(const(True) if isinstance(cond, E.Const) else H.CScalar(cond), body, line=line_of(s)))
 
@@ -102,11 +106,23 @@ class HostFlow(HostExprs):
                 self.names[name] = counter
         for tup, items in tuples.items():
             self.names[tup] = ITuple(tuple(items))
+        # a foreach over several names is one statement of nested loops: a 'break' leaves all of them
+        # (LANGUAGE.md 7.4: the innermost foreach), through a flag each outer loop tests after its inner one
+        flag: str | None = None
+        if len(counters) > 1 and exits_here(s.body, A.Break):
+            self.uid += 1
+            flag = f"_left{self.uid}"
+            self.variable(flag, "bool")
+            self.body.append(H.Let(flag, H.CScalar(const(False)), line=line_of(s)))
         self.loops += 1
+        self.nest_flags.append(flag)
         body = self.scoped(s.body)
+        self.nest_flags.pop()
         self.loops -= 1
         self.names = saved
-        for var, bound in reversed(counters):
+        for k, (var, bound) in enumerate(reversed(counters)):
+            if k and flag is not None:
+                body = (*body, H.If(H.CScalar(E.Var(flag, "i1")), (H.Break(line=line_of(s)),), line=line_of(s)))
             body = (H.For(var, bound, body, line=line_of(s)),)
         self.body.extend(body)
 

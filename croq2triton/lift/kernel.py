@@ -547,9 +547,10 @@ class Lifter(
 
     def yield_stmt(self, s: A.Yield) -> None:
         """``yield``: the lanes where the enclosing conditions hold leave the program; every later
-        access of this lane scope is masked off for them (a loop would bring them back: refused)."""
+        access of this lane scope is masked off for them (a loop would bring them back: refused; a
+        ``yield`` in a loop's own statements is a flag by now, lift/yields.py ``loop_yields``)."""
         if self.loop_depth:
-            raise NotLifted("a 'yield' inside a loop", s)
+            raise NotLifted("a 'yield' inside a loop, in an inner 'parallel' or 'inthreads' of its body", s)
         self.padding.append(E.fold(E.Un("!", E.conj(self.pred))) if self.pred else E.Const(False, "i1"))
 
     def define(self, name: str, value: Value, node: A.Node) -> None:

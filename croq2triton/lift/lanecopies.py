@@ -41,6 +41,7 @@ class LaneCopies:
     place: Any
     place_shape: Any
     new_buffer: Any
+    launch_buffer: Any
     give_home: Any
     tensor: Any
     named_mask: Any
@@ -130,6 +131,9 @@ class LaneCopies:
         if s.dst_storage and isinstance(src, Region):
             storage = unparen(s.dst).name if isinstance(unparen(s.dst), A.Name) else None  # type: ignore[attr-defined]
             extents = self.place_shape(src)
+            if storage == "local" and None in extents and pad is None and s.op == "copy":
+                self.lane_copy_of_launch_extent(src, s)  # a window of run-time extent: a tile the launcher fixes
+                return
             if storage not in STORAGES or None in extents or any(n < 1 for n in extents):  # type: ignore[operator]
                 why, hint = _lane_copy_refusal(storage, extents)
                 raise NotLifted(why, s, hint)
@@ -163,7 +167,12 @@ class LaneCopies:
             if buf.home is None or buf.home.lane is None:
                 raise NotLifted("a per-thread copy out of a buffer the threads share", s)
             copy_shapes(buf.sizes, buf.sizes, dst.shape, s)  # a larger source: the user's error
-            if tuple(const_int(x) for x in dst.shape) != buf.extents:
+            if not buf.fixed:  # of run-time shape: the window's extents are the buffer's
+                if len(dst.shape) != len(buf.sizes) or not all(
+                    E.same(E.fold(a), E.fold(b)) for a, b in zip(dst.shape, buf.sizes, strict=True)
+                ):
+                    raise NotLifted("a per-thread copy between windows of different shapes", s)
+            elif tuple(const_int(x) for x in dst.shape) != buf.extents:
                 raise NotLifted("a per-thread copy between windows of different shapes", s)
             same_elements(buf.elem, self.host.tensors[dst.tensor].elem, s)
             self.lane_move(dst, buf, False, s)
@@ -175,6 +184,27 @@ class LaneCopies:
             self.lane_through_own(dst, src, False, s)  # its part of a shared buffer out to its window
             return
         raise NotLifted("a per-thread copy of this form (a thread's window into or out of its own buffer)", s)
+
+    def lane_copy_of_launch_extent(self, src: Region, s: A.DmaStmt) -> None:
+        """``l = dma.copy WINDOW => local`` per thread where the window's extents are known only at
+        launch (a row of ``N`` elements): each thread's own buffer of those extents in scratch memory,
+        its tile of the launcher's power of two at or above each (lift/buffers.py ``launch_buffer``,
+        the lanes counted in the launcher's size check); the elements past the window's extents are
+        neither read nor written (lift/lanecopies.py ``_inside``)."""
+        sizes = tuple(src.shape)
+        elem = self.host.tensors[src.tensor].elem
+        name = s.result or "buf"
+        lanes = 1
+        for n in self.lanes[1] if self.lanes is not None else ():
+            if not isinstance(n, int):
+                raise NotLifted("a thread's local array under lanes whose count is fixed at launch", s)
+            lanes *= n
+        buf = self.give_home(self.launch_buffer(name, elem, sizes, s, lanes), "local", s)
+        if buf.home is None or buf.home.lane is None:
+            raise NotLifted("a per-thread copy into a buffer the threads share", s)
+        self.lane_move(src, buf, True, s)
+        if s.result:
+            self.scopes[-1][s.result] = CopyFuture(self.whole_buffer(buf))
 
     def lane_through_own(self, window: Region, part: BufferView, into: bool, s: A.DmaStmt) -> None:
         """Each unit's window of a tensor into (``into``) or out of its part of a buffer the units
@@ -258,7 +288,7 @@ class LaneCopies:
                 holds += terms
             index[d] = E.fold(E.Bin("+", index[d], at))
         _, ptr = self.tensor(A.Name(window.tensor))
-        inside = [E.Bin("<", c, E.Const(n)) for c, n in zip(coords, buf.extents, strict=True) if n != pow2(n)]
+        inside = _inside(coords, buf)
         enclosing = [_lifted(t, lanes, rank, node) for t in self.pred + self.padding]
         idx, within = self.tensor_index(window, index, node)
         t_mask = self.named_mask(within + holds + inside + enclosing, node)
@@ -315,6 +345,19 @@ class LaneCopies:
         other = outside(src[0].var.type, 0) if into and s_mask is not None else None
         self.emit(N.Load(var, src[0].home.arg, (src[1],), src[2], other), node)  # type: ignore[union-attr]
         self.emit(N.Store(dst[0].home.arg, (dst[1],), E.fold(E.Cast(var, dst[0].var.type)), dst[2]), node)  # type: ignore[union-attr]
+
+
+def _inside(coords: list[E.Expr], buf: TileBuffer) -> list[E.Expr]:
+    """The terms that keep a position of ``buf``'s tile inside its extents: along a padded constant
+    extent, and along an extent known only at launch (its tile the power of two at or above it)."""
+    out: list[E.Expr] = []
+    launch = buf.launch or (None,) * len(buf.extents)
+    for c, n, size, fixed_at in zip(coords, buf.extents, buf.sizes, launch, strict=True):
+        if fixed_at is not None:
+            out.append(E.Bin("<", c, size))
+        elif n != pow2(n):
+            out.append(E.Bin("<", c, E.Const(n)))
+    return out
 
 
 def _own(buf: TileBuffer) -> bool:

@@ -71,6 +71,7 @@ class LauncherLifting(HostFlow, HostCopies):
         self.returns = "none"  # none | tensor | int | float | bool (the op signature)
         self.in_flow = 0  # depth of host blocks (control flow, 'with', device regions)
         self.loops = 0  # depth of host loops
+        self.nest_flags: list[str | None] = []  # per host loop, the flag a 'break' of a foreach nest sets
 
     # ------------------------------------------------------------ the launcher
     def lift(self) -> H.Launcher:
@@ -319,6 +320,9 @@ class LauncherLifting(HostFlow, HostCopies):
         elif isinstance(s, (A.Break, A.Continue)):
             if not self.loops:
                 raise self.error(f"{describe(s)} outside a loop", s)
+            flag = self.nest_flags[-1] if self.nest_flags and isinstance(s, A.Break) else None
+            if flag is not None:  # a break of a foreach over several names leaves every loop of it
+                self.body.append(H.Assign(flag, H.CScalar(const(True)), line=line_of(s)))
             self.body.append(H.Break(line=line_of(s)) if isinstance(s, A.Break) else H.Continue(line=line_of(s)))
         elif isinstance(s, A.With):
             self.with_(s)

@@ -728,7 +728,7 @@ class Mmas:
     def apply(self, s: A.Apply) -> None:
         """``apply {i, j} in x.span``: the body for every element of ``x``, as lanes over its tile."""
         self.single_unit(s)
-        buf = self.fragment(s.frag, s)
+        buf = self.fragment(s.frag, s, fixed=False)  # of run-time extent: lanes the launcher fixes as its tile
         if len(s.vars) != len(buf.extents):  # (LANGUAGE.md 7.4: one name per dimension; sema/fragrules.py)
             raise CroqSemanticError(
                 f"'apply {{{', '.join(s.vars)}}}' names {len(s.vars)} ind{'ices' if len(s.vars) != 1 else 'ex'} for"
@@ -736,7 +736,10 @@ class Mmas:
                 s.span,
                 "name one index per dimension of the fragment",
             )
-        pairs = [(v, n, s) for v, n in zip(s.vars, buf.extents, strict=True)]
+        launch = buf.launch or (None,) * len(buf.extents)
+        pairs: list[tuple[str | None, int | E.Expr, A.Node]] = [
+            (v, n if at is None else at[0], s) for v, n, at in zip(s.vars, buf.extents, launch, strict=True)
+        ]
         self.apply_scopes.append(len(self.scopes))  # the scope of its lanes: an element loop's (lift/lanesums.py)
         try:
             if self.lanes is None or all(d == 1 for d in self.lanes[1]):
@@ -774,7 +777,15 @@ class Mmas:
             return
         if len(names) != 2 or not all(isinstance(x, A.Name) for x in names):
             raise NotLifted(f"a '{s.op}' of this form", s)
-        dst, src = (self.fragment(x.name, s) for x in names)  # type: ignore[attr-defined]
+        dst = self.fragment(names[0].name, s)  # type: ignore[attr-defined]
+        # a reduction of an accumulator of run-time extent along that extent (a row's maximum over all
+        # N columns) gives a fragment of constant extents: the tile's positions past the extent take
+        # no part; any other use of one stays refused (lift/buffers.py fixed_buffer)
+        src = self.fragment(names[1].name, s, fixed=not (s.op in REDUCTIONS and s.axis is not None))  # type: ignore[attr-defined]
+        if not src.fixed and any(
+            at is not None for d, at in enumerate(src.launch) if d != s.axis
+        ):  # only the reduced extent may be known only at launch
+            self.fixed_buffer(src, s)
         tile = self.tile_value(src, s)
         if s.op == "copy":
             if dst.extents != src.extents:  # (LANGUAGE.md 7.9; sema/fragrules.py where the declarations show it)
@@ -800,21 +811,26 @@ class Mmas:
             )
         op = REDUCTIONS[s.op]
         n = src.extents[axis]
+        size = src.sizes[axis]  # (of run-time extent: as the launcher passes it, its tile a power of two above)
         if src.tile[axis] != n:  # the tile's padding does not take part
             if op == "max" and not src.var.type.startswith("f"):
                 raise NotLifted("a reduce_max over integers along a padded dimension", s)
             coord = self.coords(src.tile, s)[axis]
             identity = float("-inf") if op == "max" else 0
-            tile = E.Where(E.Bin("<", coord, E.Const(n)), tile, E.Full(src.tile, identity, src.var.type))
+            tile = E.Where(E.Bin("<", coord, size), tile, E.Full(src.tile, identity, src.var.type))
         self.set_tile(dst, E.fold(E.Cast(E.Reduce(op, tile, axis), dst.var.type)), s)
 
-    def fragment(self, name: str, node: A.Node) -> TileBuffer:
-        """The tile of a fragment or buffer (an accumulator shaped by the first MMA into it)."""
+    def fragment(self, name: str, node: A.Node, fixed: bool = True) -> TileBuffer:
+        """The tile of a fragment or buffer (an accumulator shaped by the first MMA into it);
+        ``fixed``: its extents known when translating (else a register tile of extents the launcher
+        fixes may do too)."""
         v = self.binding(name)
         if isinstance(v, Fragment):
             v = self.shaped(v, self.first_product(v, node), "f32", node)
         if not isinstance(v, TileBuffer):
             raise NotLifted(f"'{name}' used as a fragment", node)
+        if not fixed and not v.fixed and v.home is None:
+            return v
         return self.fixed_buffer(v, node)
 
     def first_product(self, frag: Fragment, node: A.Node) -> tuple[int, int]:

@@ -29,6 +29,7 @@ def early_exits(top: A.Parallel) -> A.Parallel:
     where there is one)."""
     if not any(isinstance(n, A.Yield) for n in top.walk()):
         return top
+    top = loop_yields(top)
     per_unit = _per_unit_names(top)
     if not any(_guard(s, per_unit) is not None for s in top.walk() if isinstance(s, A.Stmt)):
         return top
@@ -109,3 +110,149 @@ def _any(conds: list[A.Expr]) -> A.Expr:
 
 def _stmts(s: A.Stmt) -> list[A.Stmt]:
     return list(s.stmts) if isinstance(s, A.Block) else [s]
+
+
+# ----------------------------------------------------------------------------- a yield inside a loop
+
+
+class _Uncovered(Exception):
+    pass
+
+
+def loop_yields(top: A.Parallel) -> A.Parallel:
+    """``top`` with each ``yield`` inside a loop as a flag (LANGUAGE.md 7.4: ``yield`` leaves the
+    program for the thread that runs it, so its loops, the rest of their bodies and every statement
+    after them; lift/kernel.py ``yield_stmt`` takes a ``yield`` outside loops only):
+
+        foreach k in [n] { A; if (c) yield; B; }  C;
+
+    is rewritten as
+
+        mutable bool live = true;
+        foreach k in [n] { if (live) { A; if (c) live = false; if (live) { B; } } }
+        if (!live) yield;  C;
+
+    The flag is declared before the outermost loop that holds the ``yield`` (in the statement list
+    of the same ``parallel``), and every loop between guards its body with it (a ``while`` also its
+    condition); the ``yield`` after the loop is then one outside loops, which ``early_exits`` makes
+    a branch where the block agrees on the flag and the lifting masks lane by lane elsewhere.  A
+    loop whose ``yield`` is inside another statement than a block, a branch, a ``with`` or a loop
+    (an inner ``parallel``, an ``inthreads``) is left as it is (and refused at the ``yield``)."""
+    if not any(isinstance(n, (A.Foreach, A.While)) and _yields(n) for n in top.walk()):
+        return top
+    new = copy.deepcopy(top)
+    taken = {n.name for n in new.walk() if isinstance(n, A.Name)} | {
+        n.name for n in new.walk() if isinstance(n, A.Declarator)
+    }
+    _YieldRewriter(taken).walk_stmt(new)
+    return new
+
+
+def _yields(s: A.Stmt) -> bool:
+    """Does ``s`` hold a ``yield`` of its own program part (not one inside an inner ``parallel``)?"""
+    if isinstance(s, A.Yield):
+        return True
+    if isinstance(s, A.Parallel):
+        return False
+    return any(isinstance(c, A.Stmt) and _yields(c) for c in s.children())
+
+
+class _YieldRewriter:
+    def __init__(self, taken: set[str]) -> None:
+        self.taken = taken
+        self.uid = 0
+
+    def fresh(self) -> str:
+        while True:
+            self.uid += 1
+            name = f"live{self.uid}_"
+            if name not in self.taken:
+                self.taken.add(name)
+                return name
+
+    def walk_stmt(self, s: A.Stmt) -> None:
+        """Rewrite the outermost loops that yield, in every statement list under ``s``."""
+        if isinstance(s, A.Block):
+            s.stmts = self.stmt_list(s.stmts)
+            return
+        for name in ("body", "then", "other"):
+            child = getattr(s, name, None)
+            if isinstance(child, A.Block):
+                self.walk_stmt(child)
+            elif isinstance(child, A.Stmt) and _yields(child):
+                block = A.Block(self.stmt_list([child]), span=child.span)
+                setattr(s, name, block)
+
+    def stmt_list(self, stmts: list[A.Stmt]) -> list[A.Stmt]:
+        out: list[A.Stmt] = []
+        for s in stmts:
+            if isinstance(s, (A.Foreach, A.While)) and _yields(s):
+                flag = self.fresh()
+                try:
+                    loop = self.loop(copy.deepcopy(s), flag)
+                except _Uncovered:
+                    out.append(s)
+                    continue
+                sp = s.span
+                out += [
+                    _flag(flag, sp),
+                    loop,
+                    A.If(A.Unary("!", A.Name(flag, span=sp), span=sp), A.Yield(span=sp), span=sp),
+                ]
+                continue
+            self.walk_stmt(s)
+            out.append(s)
+        return out
+
+    def loop(self, s: A.Foreach | A.While, flag: str) -> A.Stmt:
+        sp = s.span
+        body = A.Block(self.guarded(_stmts(s.body), flag), span=sp)
+        if isinstance(s, A.While):
+            return A.While(A.Binary("&&", A.Name(flag, span=sp), A.Paren(s.cond, span=sp), span=sp), body, span=sp)
+        guarded = A.If(A.Name(flag, span=sp), body, span=sp)
+        return A.Foreach(s.items, A.Block([guarded], span=sp), s.suffixes, span=sp)
+
+    def guarded(self, stmts: list[A.Stmt], flag: str) -> list[A.Stmt]:
+        """``stmts`` with a ``yield`` as the flag cleared and what follows a statement that may
+        clear it under the flag."""
+        out: list[A.Stmt] = []
+        for i, s in enumerate(stmts):
+            if isinstance(s, A.Yield):
+                out.append(_clear(flag, s.span))
+                return out  # what follows it is never run
+            if not _yields(s):
+                out.append(s)
+                continue
+            out.append(self.leaving(s, flag))
+            rest = stmts[i + 1 :]
+            if rest:
+                sp = s.span
+                out.append(A.If(A.Name(flag, span=sp), A.Block(self.guarded(rest, flag), span=sp), span=sp))
+            return out
+        return out
+
+    def leaving(self, s: A.Stmt, flag: str) -> A.Stmt:
+        """A statement a ``yield`` is inside."""
+        if isinstance(s, A.Block):
+            return A.Block(self.guarded(s.stmts, flag), span=s.span)
+        if isinstance(s, A.If):
+            then = A.Block(self.guarded(_stmts(s.then), flag), span=s.then.span)
+            other = A.Block(self.guarded(_stmts(s.other), flag), span=s.other.span) if s.other else None
+            return A.If(s.cond, then, other, span=s.span)
+        if isinstance(s, A.With):
+            return A.With(
+                s.withins, A.Block(self.guarded(_stmts(s.body), flag), span=s.body.span), s.where, span=s.span
+            )
+        if isinstance(s, (A.Foreach, A.While)):
+            return self.loop(s, flag)
+        raise _Uncovered  # a yield inside an inner parallel, an inthreads, ...
+
+
+def _flag(name: str, sp: object) -> A.Stmt:
+    init = A.Declarator(name, A.BoolLit(True, span=sp), span=sp)  # type: ignore[arg-type]
+    return A.ScalarDecl("bool", [init], mutable=True, span=sp)  # type: ignore[arg-type]
+
+
+def _clear(name: str, sp: object) -> A.Stmt:
+    assign = A.Assign(A.Name(name, span=sp), "=", A.BoolLit(False, span=sp), span=sp)  # type: ignore[arg-type]
+    return A.AssignStmt([assign], span=sp)  # type: ignore[arg-type]
