@@ -160,8 +160,6 @@ def _stored(
     value = _unbroadcast(E.resolve(store.value, values))
     index = tuple(E.fold(E.resolve(i, values)) for i in store.index)
     mask = E.resolve(store.mask, values) if store.mask is not None else None
-    if value.shape or any(i.shape for i in index) or (mask is not None and mask.shape):
-        raise NotFolded("a store of a tile in a loop over a tile's elements")
     along = [i for i in index if k in _names(E.resolve(i, lets))]
     if len(along) != 1 or (E.linear(along[0], [k]) or ({}, None))[0] != {k: 1}:
         raise NotFolded("a store whose index is not one element a step")
@@ -177,19 +175,22 @@ def _stored(
     ):
         raise NotFolded("a store of elements of tiles at different positions")
     tile = spread.expr(value, first)
+    lanes = tuple(n for d, n in enumerate(tile.shape) if d != first.axis)
+    for part in (value, *index, *([mask] if mask is not None else [])):
+        if part.shape and part.shape != lanes:  # (a lane's values: the tile's other axes, as they are)
+            raise NotFolded("a store whose lanes are not the tile's other axes")
     lo, hi = E.fold(loop.start + first.offset), E.fold(loop.stop + first.offset)
     (low, _), (_, high) = E.bounds(lo), E.bounds(hi)
     if low is None or low < 0 or not within(hi, high, first.n):
         raise NotFolded("a store of positions that may lie outside the tile")
     coord = E.fold(E.resolve(first.coord, lets))
-    at = {k: E.fold(E.Bin("-", coord, first.offset))}
     terms = [E.Bin(">=", coord, lo), E.Bin("<", coord, hi)]
     if mask is not None:
-        terms.append(E.substitute(mask, at))
+        terms.append(spread.expr(mask, first))
     cond = E.fold(E.conj(terms))
     var = E.Var(N.fresh_name("mask", within.taken), "i1", dims=cond.shape)
     within.taken.add(var.name)
-    new_index = tuple(E.fold(E.substitute(i, at)) for i in index)
+    new_index = tuple(E.fold(spread.expr(i, first)) for i in index)
     return [N.Let(var, cond, line=store.line), N.Store(store.base, new_index, tile, var, line=store.line)]
 
 
