@@ -447,12 +447,12 @@ def _cases14(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
             1e-5,
         ),
         Case(
-            "RMSNorm f32 (grid-stride loop over rows, 1024 threads)",
+            "RMSNorm f32 (grid-stride loop over rows, 132 blocks of 32 threads)",
             forms9,
             "rmsnorm_gridstride_rows",
-            lambda m, n: ([rand(m, n), rand(n)], [nan(m, n)]),
-            lambda x, w: [rms(*d(x, w))],
-            rms,
+            lambda m, n: ([rand(m, n), rand(n), 132], [nan(m, n)]),
+            lambda x, w, g: [rms(*d(x, w))],
+            lambda x, w, g: rms(x, w),
             1e-5,
         ),
         Case(

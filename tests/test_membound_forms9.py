@@ -86,9 +86,10 @@ CASES: dict[str, tuple[Inputs, Outputs, Callable[..., list[torch.Tensor]], float
         1e-5,
     ),
     "rmsnorm_gridstride_rows": (
-        lambda m, n: [randn(m, n, seed=n + 2), randn(n, seed=m + 3)],
+        # (one block of 32 threads: 37 rows are two steps of the grid-stride loop)
+        lambda m, n: [randn(m, n, seed=n + 2), randn(n, seed=m + 3), 1],
         lambda m, n: [((m, n), F32)],
-        lambda x, w: [_rms(x, w)],
+        lambda x, w, g: [_rms(x, w)],
         1e-5,
     ),
     "layernorm_flat": (
@@ -208,7 +209,7 @@ FOLDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # (the columns named j = k * 256 + t: [k, t] tiles with t fastest; both shared trees one reduction each,
     # schedule/treefold.py)
     "softmax_tree256": (("k", "k_2", "k_3", "s", "s_2"), ("tl.max(", "tl.sum(")),
-    # (the grid-stride loop over rows stays: each step a row a program, 1024 programs)
+    # (the grid-stride loop over rows stays: each step a row a program, a program a thread of the grid)
     "rmsnorm_gridstride_rows": (("j", "j_2"), ("tl.sum(",)),
     "layernorm_flat": (("j", "j_2", "j_3"), ("tl.sum(",)),
     # (each thread's 64 rows folded in blocks, the [4, 64] threads' partials of a column one atomic)

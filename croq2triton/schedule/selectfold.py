@@ -36,10 +36,14 @@ two sums (the one along the axis of extent 1 its only element): folded along ``n
 
 A loop whose body is ``let``s and one store of a function of selects (``foreach j in [N] { y.at(r,
 j) = __exp(f.data.at(0, j) - m) / s; }``) is one store of the whole tile where the store's index,
-mask and the values free of the counter are the same for every lane, one dimension of the index is
-``k`` plus what is free of it and the others free of ``k`` (each step writes an element of its own,
-so their order does not matter), and the positions lie inside the tile (a select outside it would
-store its ``0``): the index at ``k = c - d``, under the mask there and ``a + d <= c < b + d``.
+mask and the values free of the counter are the same for every lane, or vary over the lanes along the
+tile's other axes (their shape is the tile's without the selected axis: each lane's own row of the
+tile, a chunk a thread staged in its local memory, ``q.at(r, c * 128 + k) = f(f.data.at(0, k))``), one
+dimension of the index is ``k`` plus what is free of it and the others free of ``k`` (each step of a
+lane writes an element of its own, so their order does not matter; two lanes' stores the language
+orders in no way, so one store of all of them is one of the orders the loops allow), and the positions
+lie inside the tile (a select outside it would store its ``0``): the index at ``k = c - d``, under the
+mask there and ``a + d <= c < b + d``, the lanes' values placed along the tile's other axes.
 """
 
 from __future__ import annotations
@@ -154,9 +158,10 @@ def _stored(
 ) -> list[N.Stmt]:
     """A loop that stores a function of a tile's elements, one element of a tensor a step (``foreach j
     in [N] { y.at(r, j) = __exp(f.data.at(0, j) - m) / s; }``), as one store of the whole tile: the
-    index, the mask and the value free of lanes but for the counter, one dimension of the index
-    ``k`` plus what is free of it and the others free of ``k`` (each step its own element: no order
-    between them), and the positions inside the tile (the select's ``0`` outside it would be stored)."""
+    index, the mask and the value free of lanes but for the counter, or varying over them along the
+    tile's other axes, one dimension of the index ``k`` plus what is free of it and the others free of
+    ``k`` (each step its own element: no order between them), and the positions inside the tile (the
+    select's ``0`` outside it would be stored)."""
     value = _unbroadcast(E.resolve(store.value, values))
     index = tuple(E.fold(E.resolve(i, values)) for i in store.index)
     mask = E.resolve(store.mask, values) if store.mask is not None else None
