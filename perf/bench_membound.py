@@ -392,6 +392,194 @@ def _cases() -> list[Case]:
         *_cases11(rand, nan),
         *_cases12(rand, nan),
         *_cases13(rand, nan),
+        *_cases14(rand, nan),
+    ]
+
+
+def _cases14(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
+    """The forms of tests/programs/membound_forms9.co, with the torch ops of the same work: a softmax by a
+    block per row and shared trees, an RMSNorm by a grid-stride loop over rows, a LayerNorm over a flat
+    view, column sums by blocks walking down with an atomic a column, a scaled masked softmax of f16 scores
+    by while loops, int8 quantisation through chunks staged in local memory, a residual add + LayerNorm of
+    f16 rows by a warp per row (both outputs), bias + GELU four elements a thread, an f16 column maximum by
+    a while loop, a transpose through a staged tile, row L2 norms by a warp and shuffles down, an RMSNorm
+    from partial sums of squares added by atomics, row sums through a shared atomic accumulator, L2 norms
+    of two f16 rows a thread, column means over a flat view."""
+    import torch
+    import torch.nn.functional as F
+
+    forms9 = "tests/programs/membound_forms9.co"
+    h = torch.float16
+    cols = [0]  # the row length of the last case made (a flat tensor's reference cannot see it)
+
+    def flat(m: int, n: int, *more: Any) -> tuple[list[Any], list[Any]]:
+        cols[0] = n
+        return [rand(m * n), *more], [nan(m * n)] if more else [nan(n)]
+
+    def d(*xs: Any) -> list[Any]:
+        return [x.double() for x in xs]
+
+    def rms(x: Any, w: Any) -> Any:
+        return F.rms_norm(x, (x.shape[1],), w, 1e-6)
+
+    def ln(x: Any, g: Any, b: Any) -> Any:
+        return F.layer_norm(x, (x.shape[-1],), g, b, 1e-5)
+
+    def masked(x: Any, mask: Any, scale: float) -> Any:
+        return torch.softmax((x.float() * scale).masked_fill(mask.bool(), -10000.0), 1)
+
+    def quant(x: Any) -> list[Any]:
+        a = x.float().abs().amax(1, keepdim=True)
+        return [torch.round(x.float() * (torch.full_like(a, 127.0) / a)).to(torch.int8), a[:, 0] / 127]
+
+    def add_ln(x: Any, res: Any, g: Any, b: Any) -> list[Any]:
+        hh = (x.float() + res.float()).half()
+        return [hh, ln(hh, g, b)]
+
+    return [
+        Case(
+            "softmax f32 (block per row, named columns, shared trees)",
+            forms9,
+            "softmax_tree256",
+            lambda m, n: ([rand(m, n)], [nan(m, n)]),
+            lambda x: [torch.softmax(x.double(), 1)],
+            lambda x: torch.softmax(x, 1),
+            1e-5,
+        ),
+        Case(
+            "RMSNorm f32 (grid-stride loop over rows, 132 blocks of 32 threads)",
+            forms9,
+            "rmsnorm_gridstride_rows",
+            lambda m, n: ([rand(m, n), rand(n), 132], [nan(m, n)]),
+            lambda x, w, g: [rms(*d(x, w))],
+            lambda x, w, g: rms(x, w),
+            1e-5,
+        ),
+        Case(
+            "LayerNorm f32 over a flat view (x.at(r * N + j), thread per row)",
+            forms9,
+            "layernorm_flat",
+            lambda m, n: flat(m, n, rand(n), rand(n)),
+            lambda x, g, b: [ln(x.double().view(-1, g.shape[0]), *d(g, b)).reshape(-1)],
+            lambda x, g, b: ln(x.view(-1, g.shape[0]), g, b).view(-1),
+            1e-5,
+        ),
+        Case(
+            "column sums f32 ([4, 64] threads walking 256 rows, an atomic a column)",
+            forms9,
+            "col_sums_atomic_strip",
+            lambda m, n: ([rand(m, n)], [torch.zeros(n, device="cuda")]),
+            lambda x: [x.double().sum(0)],
+            lambda x: x.sum(0),
+            1e-4,
+            zero_outputs=True,
+        ),
+        Case(
+            "scaled masked softmax f16 (thread per row, while loops)",
+            forms9,
+            "scaled_masked_softmax_while",
+            lambda m, n: (
+                [rand(m, n, dtype=h), torch.randint(0, 2, (m, n), device="cuda", dtype=torch.uint8), 0.75],
+                [nan(m, n, dtype=h)],
+            ),
+            lambda x, mask, s: [masked(x.double(), mask, s)],
+            lambda x, mask, s: masked(x, mask, s).half(),
+            1e-2,
+        ),
+        Case(
+            "int8 row quantisation f32 (thread per row, chunks staged in local memory)",
+            forms9,
+            "quant_s8_local_chunks",
+            lambda m, n: ([rand(m, n)], [torch.full((m, n), -128, dtype=torch.int8, device="cuda"), nan(m)]),
+            lambda x: [t.double() for t in quant(x)],
+            quant,
+            1e-2,
+        ),
+        Case(
+            "residual add + LayerNorm f16, two outputs (warp per row, butterflies written out)",
+            forms9,
+            "add_layernorm_warp_f16",
+            lambda m, n: (
+                [rand(m, n, dtype=h), rand(m, n, dtype=h), rand(n, dtype=h), rand(n, dtype=h)],
+                [nan(m, n, dtype=h), nan(m, n, dtype=h)],
+            ),
+            lambda x, res, g, b: [add_ln(x, res, g, b)[0].double(), ln(add_ln(x, res, g, b)[0].double(), *d(g, b))],
+            add_ln,
+            1e-2,
+        ),
+        Case(
+            "bias + GELU f16 (four consecutive elements a thread)",
+            forms9,
+            "bias_gelu_vec4_f16",
+            lambda m, n: ([rand(m, n, dtype=h), rand(n, dtype=h)], [nan(m, n, dtype=h)]),
+            lambda x, b: [F.gelu(x.double() + b.double())],
+            lambda x, b: F.gelu(x + b),
+            1e-2,
+        ),
+        Case(
+            "column max f16 (thread per column, while loop down the rows)",
+            forms9,
+            "col_max_while_f16",
+            lambda m, n: ([rand(m, n, dtype=h)], [nan(n, dtype=h)]),
+            lambda x: [x.double().amax(0)],
+            lambda x: x.amax(0),
+            1e-3,
+        ),
+        Case(
+            "transpose f32 (a 32 x 32 tile staged by dma.copy)",
+            forms9,
+            "transpose_dma_tile",
+            lambda m, n: ([rand(m, n)], [nan(n, m)]),
+            lambda x: [x.double().t()],
+            lambda x: x.t().contiguous(),
+            0.0,
+        ),
+        Case(
+            "row L2 norms f32 (warp per row, while loop, shuffles down)",
+            forms9,
+            "row_l2_warp_while",
+            lambda m, n: ([rand(m, n)], [nan(m)]),
+            lambda x: [torch.linalg.vector_norm(x.double(), dim=1)],
+            lambda x: torch.linalg.vector_norm(x, dim=1),
+            1e-5,
+        ),
+        Case(
+            "RMSNorm f32 (partial sums of squares added by atomics, then a thread per element)",
+            forms9,
+            "rmsnorm_atomic_partials",
+            lambda m, n: ([rand(m, n), rand(n)], [torch.zeros(m, device="cuda"), nan(m, n)]),
+            lambda x, w: [(x.double() ** 2).sum(1), rms(*d(x, w))],
+            rms,
+            1e-5,
+            zero_outputs=True,
+        ),
+        Case(
+            "row sums f32 (block per row, a shared accumulator added to by atomics)",
+            forms9,
+            "row_sums_shared_atomic",
+            lambda m, n: ([rand(m, n)], [nan(m)]),
+            lambda x: [x.double().sum(1)],
+            lambda x: x.sum(1),
+            1e-4,
+        ),
+        Case(
+            "row L2 norms f16 (two rows a thread in one loop)",
+            forms9,
+            "l2_two_rows_f16",
+            lambda m, n: ([rand(m, n, dtype=h)], [nan(m)]),
+            lambda x: [torch.linalg.vector_norm(x.double(), dim=1)],
+            lambda x: torch.linalg.vector_norm(x, dim=1, dtype=torch.float32),
+            1e-4,
+        ),
+        Case(
+            "column means f32 over a flat view (x.at(i * N + c), thread per column)",
+            forms9,
+            "col_mean_flat",
+            flat,
+            lambda x: [x.double().view(-1, cols[0]).mean(0)],
+            lambda x: x.view(-1, cols[0]).mean(0),
+            1e-4,
+        ),
     ]
 
 

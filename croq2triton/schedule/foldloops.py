@@ -224,20 +224,33 @@ def fold_loops(kernel: N.Kernel, block: Block, whole: bool = False, selects: int
                 continue
             size: Block = block
             extent = E.fold(s.stop - s.start)
+            known = list(args)
             if whole and _known_whole(extent, kernel):
                 assert isinstance(extent, E.Const)
                 size = pow2(int(extent.value))  # (an extent known when translating: the tile's size with it)
             elif whole:
                 _whole_extent(s, kernel, args, block)
-            leads = leads or lead
             reads = {x.base for x in N.walk(s.body) if isinstance(x, N.Load)}
             # blocks of a pass over what an earlier pass read (a norm's scaling after its statistics) run
             # last block first: the blocks read last are the likeliest still in L2
             # (a value picked last: blocks in order)
             again = not whole and bool(reads & read_before) and not outside
             again = again and all(f.op != "last" for f in folds.values())
+            try:
+                new = _Rewrite(s, folds, rank, size, whole, taken, lead=lead, reverse=again).run()
+            except NotFolded:
+                # a loop whose body holds tiles of another rank than the lanes' (a chunk staged in a lane's
+                # local memory and stored whole, each step a [lanes, chunk] tile: schedule/selectfold.py):
+                # it stays as written, each step a tile already; the other loops of the kernel still fold
+                if not any(len(x.shape) not in (0, rank) for st in N.walk(s.body) for x in N.exprs_of(st)):
+                    raise
+                args[:] = known
+                out.append(s)
+                skipped += 1
+                continue
+            leads = leads or lead
             read_before |= reads
-            out.extend(_Rewrite(s, folds, rank, size, whole, taken, lead=lead, reverse=again).run())
+            out.extend(new)
             folded += 1
         return out
 

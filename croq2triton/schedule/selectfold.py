@@ -36,10 +36,14 @@ two sums (the one along the axis of extent 1 its only element): folded along ``n
 
 A loop whose body is ``let``s and one store of a function of selects (``foreach j in [N] { y.at(r,
 j) = __exp(f.data.at(0, j) - m) / s; }``) is one store of the whole tile where the store's index,
-mask and the values free of the counter are the same for every lane, one dimension of the index is
-``k`` plus what is free of it and the others free of ``k`` (each step writes an element of its own,
-so their order does not matter), and the positions lie inside the tile (a select outside it would
-store its ``0``): the index at ``k = c - d``, under the mask there and ``a + d <= c < b + d``.
+mask and the values free of the counter are the same for every lane, or vary over the lanes along the
+tile's other axes (their shape is the tile's without the selected axis: each lane's own row of the
+tile, a chunk a thread staged in its local memory, ``q.at(r, c * 128 + k) = f(f.data.at(0, k))``), one
+dimension of the index is ``k`` plus what is free of it and the others free of ``k`` (each step of a
+lane writes an element of its own, so their order does not matter; two lanes' stores the language
+orders in no way, so one store of all of them is one of the orders the loops allow), and the positions
+lie inside the tile (a select outside it would store its ``0``): the index at ``k = c - d``, under the
+mask there and ``a + d <= c < b + d``, the lanes' values placed along the tile's other axes.
 """
 
 from __future__ import annotations
@@ -154,14 +158,13 @@ def _stored(
 ) -> list[N.Stmt]:
     """A loop that stores a function of a tile's elements, one element of a tensor a step (``foreach j
     in [N] { y.at(r, j) = __exp(f.data.at(0, j) - m) / s; }``), as one store of the whole tile: the
-    index, the mask and the value free of lanes but for the counter, one dimension of the index
-    ``k`` plus what is free of it and the others free of ``k`` (each step its own element: no order
-    between them), and the positions inside the tile (the select's ``0`` outside it would be stored)."""
+    index, the mask and the value free of lanes but for the counter, or varying over them along the
+    tile's other axes, one dimension of the index ``k`` plus what is free of it and the others free of
+    ``k`` (each step its own element: no order between them), and the positions inside the tile (the
+    select's ``0`` outside it would be stored)."""
     value = _unbroadcast(E.resolve(store.value, values))
     index = tuple(E.fold(E.resolve(i, values)) for i in store.index)
     mask = E.resolve(store.mask, values) if store.mask is not None else None
-    if value.shape or any(i.shape for i in index) or (mask is not None and mask.shape):
-        raise NotFolded("a store of a tile in a loop over a tile's elements")
     along = [i for i in index if k in _names(E.resolve(i, lets))]
     if len(along) != 1 or (E.linear(along[0], [k]) or ({}, None))[0] != {k: 1}:
         raise NotFolded("a store whose index is not one element a step")
@@ -177,19 +180,22 @@ def _stored(
     ):
         raise NotFolded("a store of elements of tiles at different positions")
     tile = spread.expr(value, first)
+    lanes = tuple(n for d, n in enumerate(tile.shape) if d != first.axis)
+    for part in (value, *index, *([mask] if mask is not None else [])):
+        if part.shape and part.shape != lanes:  # (a lane's values: the tile's other axes, as they are)
+            raise NotFolded("a store whose lanes are not the tile's other axes")
     lo, hi = E.fold(loop.start + first.offset), E.fold(loop.stop + first.offset)
     (low, _), (_, high) = E.bounds(lo), E.bounds(hi)
     if low is None or low < 0 or not within(hi, high, first.n):
         raise NotFolded("a store of positions that may lie outside the tile")
     coord = E.fold(E.resolve(first.coord, lets))
-    at = {k: E.fold(E.Bin("-", coord, first.offset))}
     terms = [E.Bin(">=", coord, lo), E.Bin("<", coord, hi)]
     if mask is not None:
-        terms.append(E.substitute(mask, at))
+        terms.append(spread.expr(mask, first))
     cond = E.fold(E.conj(terms))
     var = E.Var(N.fresh_name("mask", within.taken), "i1", dims=cond.shape)
     within.taken.add(var.name)
-    new_index = tuple(E.fold(E.substitute(i, at)) for i in index)
+    new_index = tuple(E.fold(spread.expr(i, first)) for i in index)
     return [N.Let(var, cond, line=store.line), N.Store(store.base, new_index, tile, var, line=store.line)]
 
 

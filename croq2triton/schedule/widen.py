@@ -330,6 +330,8 @@ class Analysis:
                 self.row_blockers.append("a block index placed on an axis")
             inner = self.expr(e.value)
             out: list[str | None] = [None] * e.rank
+            if len(inner) != len(e.dims):  # (an arange that is no lane's: a staged chunk's positions)
+                raise NotWidened("a tile placed along an axis of no lane")
             for d, label in zip(e.dims, inner, strict=True):
                 out[d] = label
             return tuple(out)
