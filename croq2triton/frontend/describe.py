@@ -78,6 +78,8 @@ SPELLINGS: dict[type[A.Node], Spelling] = {
     A.Ternary: "the operator '?:'",
     A.Paren: lambda e: describe(e.expr),
     A.ConvertLike: lambda e: describe(e.expr),
+    A.DeviceLoop: "a loop of a '__device__' helper of a run-time trip count",
+    A.LoopOut: "a local of a '__device__' helper after its run-time loop",
     A.UBound: lambda e: f"'#{e.name}'",
     A.Member: lambda e: f"'{_base(e.base)}.{e.member}'",
     A.At: lambda e: f"an element access '{_base(e.base)}.at(...)'",
