@@ -55,9 +55,12 @@ __co__ void f(global f32 [N] x, int n) {
 @pytest.mark.parametrize(
     ("stmt", "spelled"),
     [
-        # (of a loop over one name they translate: tests/test_breadth_e.py)
-        ("foreach {k, j} in [4, 2] { if (k == 2) break; x.at(p # t) = 1.0f; }", "'break'"),
-        ("foreach {k, j} in [4, 2] { if (k == 2) continue; x.at(p # t) = 1.0f; }", "'continue'"),
+        # (break / continue translate, of loops over one name or several: tests/test_breadth_e.py,
+        # tests/test_views_loops2.py)
+        (
+            '__asm__ volatile("mov.u32 %0, %0;" : "+r"(x.at(p # t)));',
+            "inline '__asm__(...)' (Triton kernels take no PTX or C++ asm statements)",
+        ),
         ('__cpp__("int y = 0;");', "'__cpp__(...)'"),
         ('if (p # t < N) x.at(p # t) = __to<"float4">(x.at(p # t));', "'__to<\"float4\">(...)'"),
     ],
