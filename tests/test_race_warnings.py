@@ -48,6 +48,8 @@ NEAR = {
 # role pipelines the analysis does not follow (it says nothing there): what stops it
 NOT_ANALYSED = {
     ("persistent_ring.co", "gemm"): "the K loop under 'if (tile < total)', a size known at launch",
+    ("persistent_typed.co", "gemm"): "the K loop under 'if (tile < total)', as persistent_ring.co",
+    ("near_typed_half_tile.co", "gemm"): "the K loop under 'if (tile < total)', as persistent_ring.co",
     ("pipe_2c_picked_store.co", "gemm"): "a role's events under a condition on the sizes",
     ("breadth_r.co", "thread_roles"): "a role condition on a lane range",
     ("breadth_r.co", "gemm_two_roles"): "an event two roles trigger a different number of times",
