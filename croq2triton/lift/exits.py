@@ -85,7 +85,7 @@ class _Rewriter:
         brk = self.fresh("go") if exits_here(s.body, A.Break) else None
         cont = self.fresh("next") if exits_here(s.body, A.Continue) else None
         body = self.block(_stmts(s.body), brk, cont)
-        inner: list[A.Stmt] = [_flag(cont, sp), *body] if cont else body
+        inner: list[A.Stmt] = [flag_decl(cont, sp), *body] if cont else body
         guarded: A.Stmt = A.Block(inner, span=sp)
         self.done = True
         loop: A.Stmt
@@ -96,7 +96,7 @@ class _Rewriter:
             if brk:
                 guarded = A.If(A.Name(brk, span=sp), guarded, span=sp)
             loop = A.Foreach(s.items, A.Block([guarded], span=sp), s.suffixes, span=sp)
-        return A.Block([_flag(brk, sp), loop], span=sp) if brk else loop
+        return A.Block([flag_decl(brk, sp), loop], span=sp) if brk else loop
 
     def block(self, stmts: list[A.Stmt], brk: str | None, cont: str | None) -> list[A.Stmt]:
         out: list[A.Stmt] = []
@@ -104,7 +104,7 @@ class _Rewriter:
             if isinstance(s, (A.Break, A.Continue)):
                 flag = brk if isinstance(s, A.Break) else cont
                 assert flag is not None
-                out.append(_clear(flag, s.span))
+                out.append(flag_clear(flag, s.span))
                 return out  # what follows it is never run
             if not exits_here(s):
                 out.append(s)
@@ -144,12 +144,14 @@ def _stmts(s: A.Stmt | None) -> list[A.Stmt]:
     return list(s.stmts) if isinstance(s, A.Block) else [s]
 
 
-def _flag(name: str, sp: object) -> A.Stmt:
+def flag_decl(name: str, sp: object) -> A.Stmt:
+    """``mutable bool name = true;`` (a flag a rewritten exit clears)."""
     init = A.Declarator(name, A.BoolLit(True, span=sp), span=sp)  # type: ignore[arg-type]
     return A.ScalarDecl("bool", [init], mutable=True, span=sp)  # type: ignore[arg-type]
 
 
-def _clear(name: str, sp: object) -> A.Stmt:
+def flag_clear(name: str, sp: object) -> A.Stmt:
+    """``name = false;``"""
     assign = A.Assign(A.Name(name, span=sp), "=", A.BoolLit(False, span=sp), span=sp)  # type: ignore[arg-type]
     return A.AssignStmt([assign], span=sp)  # type: ignore[arg-type]
 

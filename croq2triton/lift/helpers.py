@@ -26,6 +26,7 @@ from .arith import Value
 from .buffers import spread
 from .calls import call_form, call_hint
 from .host import ir_type
+from .loops import any_lane
 from .notlifted import NotLifted
 
 WARP = 32
@@ -144,7 +145,7 @@ class DeviceCalls:
             start = cond if live is None else E.Bin("&", live, cond)
             active = E.Var(self.fresh("active"), "i1", dims=whole)
             self.emit(N.Let(active, E.fold(E.Bin("|", start, E.Full(whole, False, "i1")))), loop)
-            self.emit(N.Let(flag, _any(active)), loop)
+            self.emit(N.Let(flag, any_lane(active)), loop)
         else:
             self.emit(N.Let(flag, cond), loop)
         outer, saved_lets = self.body, list(self.lets)
@@ -171,7 +172,7 @@ class DeviceCalls:
             again = self.truth(self.expr(loop.cond))
             if active is not None:
                 self.emit(N.Assign(active, E.fold(E.Bin("&", active, again))), loop)
-                self.emit(N.Assign(flag, _any(active)), loop)
+                self.emit(N.Assign(flag, any_lane(active)), loop)
             elif again.shape:
                 raise NotLifted("a loop whose condition comes to differ between threads", loop)
             else:
@@ -344,14 +345,6 @@ def _outside(parts: tuple[A.Expr, ...]) -> list[A.Expr]:
             continue
         stack.extend(reversed(list(n.children())))
     return out
-
-
-def _any(mask: E.Expr) -> E.Expr:
-    """Does ``mask`` (one flag per thread) hold anywhere."""
-    value: E.Expr = E.Cast(mask, "i32")
-    for _ in mask.shape:
-        value = E.Reduce("max", value, 0)
-    return E.Bin("!=", value, E.Const(0))
 
 
 def _param_name(name: str) -> str:

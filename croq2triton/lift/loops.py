@@ -577,7 +577,7 @@ class Loops:
         active = E.Var(self.fresh("active"), "i1", dims=shape)
         self.emit(N.Let(active, E.fold(E.Bin("|", cond, E.Full(shape, False, "i1")))), s)
         flag = E.Var(self.fresh("go"), "i1")
-        self.emit(N.Let(flag, _any(active)), s)
+        self.emit(N.Let(flag, any_lane(active)), s)
         before = self.values()
         outer, saved_lets = self.body, list(self.lets)
         self.forget(self.assigned_vars(assigned) | {active.name})
@@ -591,7 +591,7 @@ class Loops:
         again = self.truth(self.expr(s.cond))
         self.loop_depth -= 1
         self.emit(N.Assign(active, E.fold(E.Bin("&", active, again))), s)
-        self.emit(N.Assign(flag, _any(active)), s)
+        self.emit(N.Assign(flag, any_lane(active)), s)
         inner, self.body, self.lets = self.body, outer, saved_lets
         carried = [b.var for b in self.buffers()] + self.rebound(before, "a loop", s) + [active]
         self.emit(N.While(flag, inner, tuple(carried)), s)
@@ -695,7 +695,7 @@ def assigned_names(body: A.Stmt) -> set[str]:
     return out
 
 
-def _any(mask: E.Expr) -> E.Expr:
+def any_lane(mask: E.Expr) -> E.Expr:
     """Does ``mask`` (one flag per thread) hold anywhere: the largest of its values, axis by axis."""
     value: E.Expr = E.Cast(mask, "i32")
     for _ in mask.shape:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 
 from ..frontend import ast as A
+from .exits import flag_clear, flag_decl
 
 
 def early_exits(top: A.Parallel) -> A.Parallel:
@@ -195,7 +196,7 @@ class _YieldRewriter:
                     continue
                 sp = s.span
                 out += [
-                    _flag(flag, sp),
+                    flag_decl(flag, sp),
                     loop,
                     A.If(A.Unary("!", A.Name(flag, span=sp), span=sp), A.Yield(span=sp), span=sp),
                 ]
@@ -218,7 +219,7 @@ class _YieldRewriter:
         out: list[A.Stmt] = []
         for i, s in enumerate(stmts):
             if isinstance(s, A.Yield):
-                out.append(_clear(flag, s.span))
+                out.append(flag_clear(flag, s.span))
                 return out  # what follows it is never run
             if not _yields(s):
                 out.append(s)
@@ -246,13 +247,3 @@ class _YieldRewriter:
         if isinstance(s, (A.Foreach, A.While)):
             return self.loop(s, flag)
         raise _Uncovered  # a yield inside an inner parallel, an inthreads, ...
-
-
-def _flag(name: str, sp: object) -> A.Stmt:
-    init = A.Declarator(name, A.BoolLit(True, span=sp), span=sp)  # type: ignore[arg-type]
-    return A.ScalarDecl("bool", [init], mutable=True, span=sp)  # type: ignore[arg-type]
-
-
-def _clear(name: str, sp: object) -> A.Stmt:
-    assign = A.Assign(A.Name(name, span=sp), "=", A.BoolLit(False, span=sp), span=sp)  # type: ignore[arg-type]
-    return A.AssignStmt([assign], span=sp)  # type: ignore[arg-type]
