@@ -358,33 +358,28 @@ def _read_only_value(body: A.Stmt, name: str) -> str | None:
     """The value ``name`` is bound to where ``body`` binds it once (``x = expr``, or a declaration
     that is not ``mutable``, ``int x = expr``, its type part of the value) and only reads it after
     (None: anything else)."""
-    binds: list[A.Node] = [n for n in body.walk() if isinstance(n, A.Assign) and _is(n.target, name)]
-    declared = [
-        (d, x.type)
-        for x in body.walk()
-        if isinstance(x, A.ScalarDecl)
-        for d in x.items
-        if d.name == name and not x.mutable and d.init is not None and not d.dims
-    ]
-    named = [n for n in body.walk() if isinstance(n, A.Declarator) and n.name == name]
-    if len(declared) == 1 and not binds and len(named) == 1:
-        decl, type_ = declared[0]
-        binds, value, typed = [decl], decl.init, f"{type_} "
-    elif len(binds) == 1 and binds[0].op == "=" and isinstance(binds[0].value, A.Expr) and not named:  # type: ignore[attr-defined]
-        value, typed = binds[0].value, ""  # type: ignore[attr-defined]
+    assigns = [n for n in body.walk() if isinstance(n, A.Assign) and _is(n.target, name)]
+    decls = [(d, x) for x in body.walk() if isinstance(x, A.ScalarDecl) for d in x.items if d.name == name]
+    bind: A.Node
+    if not assigns and len(decls) == 1:
+        d, x = decls[0]
+        if x.mutable or d.init is None or d.dims:
+            return None
+        bind, value, typed = d, d.init, f"{x.type} "
+    elif len(assigns) == 1 and not decls and assigns[0].op == "=" and isinstance(assigns[0].value, A.Expr):
+        bind, value, typed = assigns[0], assigns[0].value, ""
     else:
         return None
-    assert value is not None
     for n in body.walk():
         written = (
             (isinstance(n, A.MmaOp) and _is(n.acc, name))
             or (isinstance(n, A.MmaFill) and (n.result == name or _is(n.target, name)))
             or (isinstance(n, A.IncDec) and n.target == name)
             or (isinstance(n, A.FragOp) and bool(n.args) and _is(n.args[0], name))
-            or (isinstance(n, A.Declarator) and n.name == name and n is not binds[0])
+            or (isinstance(n, A.Declarator) and n.name == name and n is not bind)
             or (getattr(n, "result", None) == name)
             or (isinstance(n, A.DmaStmt) and root_name(n.dst) == name)
-            or (isinstance(n, A.Assign) and n is not binds[0] and root_name(n.target) == name)
+            or (isinstance(n, A.Assign) and n is not bind and root_name(n.target) == name)
         )
         if written:
             return None

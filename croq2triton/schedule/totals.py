@@ -31,6 +31,7 @@ as every reduction here); the integer operators are exact.  Only statements of t
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Container
 
 from ..tir import expr as E
 from ..tir import nodes as N
@@ -238,7 +239,7 @@ def _reads_totals(e: E.Expr, totals: dict[str, tuple[E.Var, str, int]]) -> E.Exp
         if isinstance(n, E.Reduce) and isinstance(n.value, E.Var) and n.value.name in totals:
             e = E.replace(e, n, totals[n.value.name][0])
             continue
-        flat = _flat_read(n, set(totals))
+        flat = _flat_read(n, totals.keys())
         if flat is not None:
             assert isinstance(n, E.Reduce)
             tot = totals[flat[0].name][0]
@@ -247,7 +248,7 @@ def _reads_totals(e: E.Expr, totals: dict[str, tuple[E.Var, str, int]]) -> E.Exp
     return e
 
 
-def _flat_read(e: E.Expr, group: set[str]) -> tuple[E.Var, int] | None:
+def _flat_read(e: E.Expr, group: Container[str]) -> tuple[E.Var, int] | None:
     """``reduce(op, reshape(V, [n]), 0)`` of ``V`` in ``group`` whose one axis ``k`` of more than one
     element holds ``n`` (a tree's total of lanes laid out ``[1, n]``): ``(V, k)``; it reads what
     ``reduce(op, V, k)`` reads, every other axis of ``V`` one element (so the total holds one element)."""
