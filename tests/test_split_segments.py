@@ -6,8 +6,9 @@ the grid and the SMs alone, each program computes its chunk of its segment in th
 (``cdiv(cdiv(length, S), block) * block``), and the last program of each segment combines the
 partials.  Many short segments (a long grid) run the kernels they ran before.  Numerics in both
 schedules against float64 torch: few long segments, empty ones, ragged lengths, a first segment that
-does not start at 0, sums (f32 and f16 data), maxima and minima, a mean after the fold; outputs
-poisoned with NaN."""
+does not start at 0, sums (f32 and f16 data), maxima and minima, a mean after the fold, a mean and
+variance by Welford's update; near misses (a loop that stores, bounds read from a tensor the kernel
+writes) run unsplit; outputs poisoned with NaN."""
 
 from __future__ import annotations
 
@@ -84,6 +85,45 @@ __co__ void seg_mean(global f32 [E] vals, global s32 [R1] ptr, global f32 [R] ou
   }
 }
 
+// a segment's mean and variance by Welford's update (0 where it is empty): partial triples combined
+__co__ void seg_var(global f32 [E] vals, global s32 [R1] ptr, global f32 [R] mu, global f32 [R] var) {
+  parallel b by cdiv(R, 128) : block, t by 128 : thread {
+    int r = b # t;
+    if (r < R) {
+      int lo = ptr.at(r);
+      int hi = ptr.at(r + 1);
+      mutable f32 n = 0.0f;
+      mutable f32 mean = 0.0f;
+      mutable f32 m2 = 0.0f;
+      foreach k in [hi - lo] {
+        f32 v = vals.at(lo + k);
+        n += 1.0f;
+        f32 d = v - mean;
+        mean += d / n;
+        m2 += d * (v - mean);
+      }
+      mu.at(r) = mean;
+      var.at(r) = m2 / __max(n, 1.0f);
+    }
+  }
+}
+
+// near miss: the bounds are read from a tensor the kernel writes (each lane its own start, consumed):
+// a group's programs could read them at different times, not split
+__co__ void seg_consume(global f32 [E] vals, global s32 [R] starts, global s32 [R] ends, global f32 [R] out) {
+  parallel b by cdiv(R, 128) : block, t by 128 : thread {
+    int r = b # t;
+    if (r < R) {
+      int lo = starts.at(r);
+      int hi = ends.at(r);
+      mutable f32 s = 0.0f;
+      foreach k in [hi - lo] { s += vals.at(lo + k); }
+      out.at(r) = s;
+      starts.at(r) = hi;
+    }
+  }
+}
+
 // near miss: the loop stores (each segment's running sum): not split
 __co__ void seg_cumsum(global f32 [E] vals, global s32 [R1] ptr, global f32 [E] cum) {
   parallel b by cdiv(R1 - 1, 128) : block, t by 128 : thread {
@@ -140,7 +180,7 @@ def _ran(mod: object, fn: str, *args: object) -> list[tuple[str, tuple[int, ...]
 # multiple of a block or a chunk, one shorter than a block among them
 LONG = [9001, 0, 6143, 517, 12289]
 # small ragged segments for the source schedule (each lane's loop element by element in the interpreter)
-SMALL = [37, 0, 300, 1, 129, 64]
+SMALL = [37, 0, 160, 1, 129, 64]
 
 
 @pytest.mark.parametrize(("schedule", "lens", "start"), [("source", SMALL, 3), ("auto", SMALL, 0), ("auto", LONG, 7)])
@@ -161,6 +201,16 @@ def test_segment_folds(schedule: str, lens: list[int], start: int) -> None:
     mod.seg_mean(vals, ptr, out)  # type: ignore[attr-defined]
     want = torch.stack([s.mean() if len(s) else torch.tensor(0.0, dtype=torch.float64) for s in segs])
     assert_near_max(out, want, 1e-6, f"segment means ({schedule})")
+    zero = torch.tensor(0.0, dtype=torch.float64)
+    mu, var = poisoned(n), poisoned(n)
+    mod.seg_var(vals, ptr, mu, var)  # type: ignore[attr-defined]
+    assert_near_max(mu, torch.stack([s.mean() if len(s) else zero for s in segs]), 1e-5, f"Welford means ({schedule})")
+    want = torch.stack([s.var(unbiased=False) if len(s) else zero for s in segs])
+    assert_near_max(var, want, 1e-5, f"Welford variances ({schedule})")
+    starts, out = ptr[:-1].clone(), poisoned(n)
+    mod.seg_consume(vals, starts, ptr[1:], out)  # type: ignore[attr-defined]
+    assert_near_max(out, torch.stack([s.sum() for s in segs]), 1e-6, f"consumed segment sums ({schedule})")
+    assert torch.equal(starts, ptr[1:]), "each segment's start consumed"
     cum = poisoned(vals.shape[0])
     mod.seg_cumsum(vals, ptr, cum)  # type: ignore[attr-defined]
     p = ptr.long().cpu()
@@ -209,8 +259,11 @@ def test_few_long_segments_split_with_s_chosen_at_launch(monkeypatch: pytest.Mon
     assert _ran(mod, "seg_mean", vals, ptr, poisoned(n)) == [("seg_mean_k0_split", (n, 3))]
     h, hp = _csr([8191, 16411, 0, 9000], dtype=torch.float16)  # (f16: cdiv(33602 // 4, 4096) = 3)
     assert _ran(mod, "seg_sum_f16", h, hp, poisoned(4)) == [("seg_sum_f16_k0_split", (4, 3))]
+    assert _ran(mod, "seg_var", vals, ptr, poisoned(n), poisoned(n)) == [("seg_var_k0_split", (n, 3))]
     cum = _ran(mod, "seg_cumsum", vals, ptr, poisoned(vals.shape[0]))
     assert all("split" not in k for k, _ in cum), cum
+    consume = _ran(mod, "seg_consume", vals, ptr[:-1].clone(), ptr[1:], poisoned(n))
+    assert consume == [("seg_consume_k0", (n,))], consume
     from croq2triton.runtime import launch as rt
 
     assert all(not c.any() for c in rt._COUNTERS.values())  # (every counter left zero)

@@ -46,7 +46,7 @@ from ..schedule.autotune import autotuned
 from ..schedule.branchmax import merge_branches
 from ..schedule.coarsen import NotCoarsened, coarsen, find_walk
 from ..schedule.flatnest import flatten_nests
-from ..schedule.foldloops import Block, NotFolded, foldable
+from ..schedule.foldloops import Block, NotFolded, foldable, segment_tensors
 from ..schedule.forward import forward_scratch
 from ..schedule.gemm import NotTiled, tile_contraction
 from ..schedule.interior import interior_split
@@ -496,9 +496,10 @@ class KernelDispatch:
         which carries what the later phases read); None otherwise."""
         if self.schedule != "auto" or schedule.loop_split in (None, 1):
             return None
-        if policy.segment_loop(kernel):
-            # lanes walking segments of their own: the split of their form of one lane a program (the
-            # form that runs where the segments are long: policy.segments_split), where the schedule has it
+        if segment_tensors(kernel):
+            # lanes walking segments of their own (a loop or passes of them): the split of their form of
+            # one lane a program (the form that runs where the segments are long: policy.segments_split),
+            # where the schedule has it
             wide = self.widened(kernel, schedule, top) if any(d > 1 for d in schedule.splits) else None
             if wide is None:
                 self.explain(kernel, top, NotSplit("segments whose lanes stay in one program"))

@@ -124,6 +124,9 @@ def split_loop(kernel: N.Kernel, prefix: str, step: int = 1, align: int = 1) -> 
     if loop.start.shape or loop.stop.shape:  # (loop_folds refuses them: a guard of its own)
         raise NotSplit("a loop whose bounds differ between lanes")
     known = _names(extent) <= scalars.keys()  # (else the kernel reads it: each program's chunk its own)
+    if not known and _writes_any(kernel.body, _read_bounds(before, loop)):
+        # (a group's programs would read them at different times: their chunks could differ)
+        raise NotSplit("a loop whose bounds are read from a tensor the kernel writes")
     taken = {a.name for a in kernel.args} | {v.name for s in N.walk(kernel.body) for v in N.defines(s)}
     taken |= {p.name for p in kernel.program_ids}
 
@@ -256,6 +259,38 @@ def loop_extent(before: list[N.Stmt], loop: N.For) -> E.Expr:
             break
         extent = E.substitute(extent, {n: lets[n] for n in found})
     return extent
+
+
+def _read_bounds(before: list[N.Stmt], loop: N.For) -> set[str]:
+    """The tensors the loads of ``before`` (the lets and loads before ``loop``) that its bounds
+    depend on read (``ptr`` of ``lo = ptr.at(r)``)."""
+    values = {s.var.name: s for s in before if isinstance(s, (N.Let, N.Load))}
+    seen: set[str] = set()
+    todo = _names(loop.start) | _names(loop.stop)
+    out: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in values:
+            continue
+        seen.add(name)
+        s = values[name]
+        if isinstance(s, N.Load):
+            out.add(s.base)
+            todo |= set().union(*(_names(x) for x in s.index)) | (_names(s.mask) if s.mask is not None else set())
+        else:
+            todo |= _names(s.value)
+    return out
+
+
+def _writes_any(body: list[N.Stmt], tensors: set[str]) -> bool:
+    """Whether ``body`` stores into one of ``tensors`` or updates one by an atomic (a TMA store, into
+    whichever tensor its descriptor names: taken as any)."""
+    for s in N.walk(body):
+        if isinstance(s, N.TmaStore) and tensors:
+            return True
+        if isinstance(s, (N.Store, N.Atomic)) and s.base in tensors:
+            return True
+    return False
 
 
 def _count(shape: E.Shape) -> E.Expr:
