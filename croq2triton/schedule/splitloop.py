@@ -41,11 +41,13 @@ passes ``CHUNK``, ``cdiv(extent, S)`` rounded up to whole blocks.  Where the ker
 row's ``foreach k in [hi - lo]``, ``lo`` and ``hi`` loaded before the loop: the segment sums of
 issue 27) each program of the partial kernel computes its chunk itself from the same expression,
 ``cdiv(cdiv(max(b - a, 0), S), align) * align`` after the lets and loads before the loop (which
-it runs anyway, and which depend on neither the split nor the loop): every program of a group
-computes the same bounds, so the chunks ``[a + split * CHUNK, min(b, a + (split + 1) * CHUNK))``
+it runs anyway, and which depend on neither the split nor the loop; the tensors those bounds are
+loaded from are ones no statement of the kernel writes, else :class:`NotSplit`): every program of a
+group computes the same bounds, so the chunks ``[a + split * CHUNK, min(b, a + (split + 1) * CHUNK))``
 of ``split`` in ``[0, S)`` cover ``[a, b)`` once and do not overlap, each empty past the end (a
 program of an empty segment stores the identity, which the combine folds in exactly), whatever
-``S`` the launcher picked from the grid alone.  Such a loop's bounds, a maximum over the lanes of
+``S`` the launcher picked (from the grid and the SMs, at most one a ``least`` of the segments' mean
+length: schedule/policy.py ``segment_mean``, which it knows from the sizes).  Such a loop's bounds, a maximum over the lanes of
 their segments' lengths as lifted, are scalars of the program: each lane of it masks the
 iterations past its own segment as unsplit.
 """
