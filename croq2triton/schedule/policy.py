@@ -358,7 +358,9 @@ SEGMENT_LANES_BLOCK = 16
 # loop across programs as a column fold's (schedule/splitloop.py, SPLIT_WAVES programs a SM), each
 # program computing its chunk of the segment in the kernel (the launcher does not know a segment's
 # length), at most one split per SEGMENT_SPLIT_LEAST_BYTES of the segments' mean length (the elements
-# of the tensor they index over the lanes of the grid).  The constant is not yet measured.
+# of the tensor they index over the lanes of the grid): S > 1 only where that mean is past the least, long
+# segments, so the split form replaces the one lane a program (segments_split) and never the lanes kept
+# in one program.  The constant is not yet measured.
 SEGMENT_SPLIT_LEAST_BYTES = 8 * 1024
 
 
