@@ -587,7 +587,10 @@ def _cases13(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
     """Folds whose grid is short for the SMs (issue 27, programs sized for the device): under auto a fold
     of a long axis split across programs where the grid has fewer programs than the SMs (schedule/splitloop.py,
     policy.ROW_SPLIT_BELOW): group statistics a thread per group at B = 8 and B = 128 (the same bytes),
-    segment sums of few long segments and of many short ones, each next to torch's op of the same work."""
+    segment sums of few long segments (split: S from the grid and the SMs, each program's chunk of its
+    segment computed in the kernel, policy.SEGMENT_SPLIT_LEAST_BYTES), of 8 (S at its cap, SPLIT_MOST), of
+    64 with one holding half the values (the chunks per segment: skewed work), and of many short ones
+    (not split), each next to torch's op of the same work."""
     import torch
 
     forms4 = "tests/programs/membound_forms4.co"
@@ -613,6 +616,20 @@ def _cases13(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
         )
         return [rand(total), ptr.to(torch.int32)]
 
+    def skewed(count: int, total: int) -> list[Any]:
+        # the first segment holds half the values, the others share the rest at random cuts
+        half = total // 2
+        cuts = torch.sort(torch.randint(half, total, (count - 2,), device="cuda")).values
+        ptr = torch.cat(
+            [
+                torch.zeros(1, dtype=torch.int64, device="cuda"),
+                torch.full((1,), half, device="cuda"),
+                cuts,
+                torch.full((1,), total, device="cuda"),
+            ]
+        )
+        return [rand(total), ptr.to(torch.int32)]
+
     return [
         *(
             Case(
@@ -628,7 +645,7 @@ def _cases13(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
             for b in (8, 128)
         ),
         Case(
-            "segment sums f32, 64 long segments (a thread per CSR row: a short grid)",
+            "segment sums f32, 64 long segments (a thread per CSR row: a short grid, split under auto)",
             forms4,
             "segment_sums",
             lambda m, n: (csr(64, m * n), [nan(64)]),
@@ -636,6 +653,26 @@ def _cases13(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
             seg_op,
             1e-4,
             name="segment_sums_few_long",
+        ),
+        Case(
+            "segment sums f32, 8 long segments (split under auto, 64 programs a segment at most)",
+            forms4,
+            "segment_sums",
+            lambda m, n: (csr(8, m * n), [nan(8)]),
+            seg_ref,
+            seg_op,
+            1e-4,
+            name="segment_sums_8_long",
+        ),
+        Case(
+            "segment sums f32, 64 segments, the first half the values (split under auto: skewed chunks)",
+            forms4,
+            "segment_sums",
+            lambda m, n: (skewed(64, m * n), [nan(64)]),
+            seg_ref,
+            seg_op,
+            1e-4,
+            name="segment_sums_skewed",
         ),
         Case(
             "segment sums f32, m * n / 256 short segments (a thread per CSR row: a long grid)",

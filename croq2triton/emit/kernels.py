@@ -46,7 +46,7 @@ from ..schedule.autotune import autotuned
 from ..schedule.branchmax import merge_branches
 from ..schedule.coarsen import NotCoarsened, coarsen, find_walk
 from ..schedule.flatnest import flatten_nests
-from ..schedule.foldloops import Block, NotFolded, foldable
+from ..schedule.foldloops import Block, NotFolded, foldable, segment_tensors
 from ..schedule.forward import forward_scratch
 from ..schedule.gemm import NotTiled, tile_contraction
 from ..schedule.interior import interior_split
@@ -447,6 +447,7 @@ class KernelDispatch:
         # (the partial kernel's programs: its grid but the split axis); phases one after the other
         first = split[0]
         programs = _product(tuple(first.partial.grid[:-1]))
+        assert first.extent is not None  # (split_one: the extent or the policy's estimate of it)
         count: E.Expr = (
             E.Const(schedule.loop_split)
             if schedule.loop_split
@@ -456,8 +457,9 @@ class KernelDispatch:
         lets += [H.Let(x.splits_var, E.Var(first.splits_var), line=line) for x in split[1:]]
         parts: list[H.Stmt] = []
         for x in split:
-            chunk = E.Bin("*", E.CDiv(E.CDiv(x.extent, E.Var(x.splits_var)), E.Const(x.block)), E.Const(x.block))
-            parts.append(H.Let(x.chunk_var, chunk, line=line))
+            if x.chunk_var is not None and x.extent is not None:  # (else each program computes its chunk)
+                steps = E.CDiv(E.CDiv(x.extent, E.Var(x.splits_var)), E.Const(x.block))
+                parts.append(H.Let(x.chunk_var, E.Bin("*", steps, E.Const(x.block)), line=line))
             if x.fused is not None:  # the last program of each group combines (schedule/lastcombine.py)
                 parts.append(launch_of(x.fused, line))
             else:
@@ -494,6 +496,15 @@ class KernelDispatch:
         which carries what the later phases read); None otherwise."""
         if self.schedule != "auto" or schedule.loop_split in (None, 1):
             return None
+        if segment_tensors(kernel):
+            # lanes walking segments of their own (a loop or passes of them): the split of their form of
+            # one lane a program (the form that runs where the segments are long: policy.segments_split),
+            # where the schedule has it
+            wide = self.widened(kernel, schedule, top) if any(d > 1 for d in schedule.splits) else None
+            if wide is None:
+                self.explain(kernel, top, NotSplit("segments whose lanes stay in one program"))
+                return None
+            kernel = trim_grid(wide)  # (one program a segment: the programs past the last left out)
         kernel, _ = fold_selects(kernel)  # loops over a register tile's elements: one reduction each
         kernel = self.split_widened(kernel)  # lanes along lines: at least policy.SPLIT_LINE_MIN bytes of a row
         if schedule.deviations:  # squared deviations from what a loop before computed, folded in its pass
@@ -531,12 +542,21 @@ class KernelDispatch:
             block = schedule.fold
         least = policy.split_least(kernel)
         rows = policy.row_split(kernel)  # lanes along their rows: split below ROW_SPLIT_BELOW waves only
+        segments = policy.segment_loop(kernel)  # each lane's own segment: its length read in the kernel
+        if segments and schedule.fold > 0:  # (in the blocks of the segments unsplit, one lane a program)
+            block = schedule.fold
         if rows:
             # folded first, as unsplit (the lanes' rows on the tile's fast axis), then split in chunks of
             # whole blocks (the launcher rounds CHUNK up to one): a block never crosses a chunk's end
             kernel = fold_all(kernel, block)
-        split = split_loop(kernel, kernel.name, block if rows else 1)
-        warps = schedule.num_warps if tuned else policy.FOLD_WARPS if rows else policy.SPLIT_WARPS
+        split = split_loop(kernel, kernel.name, block if rows else 1, align=block)
+        if split.extent is None:  # (the kernel reads its extent: S from the launcher's estimate of it)
+            estimate = policy.segment_mean(kernel) if segments else None
+            if estimate is None:
+                raise NotSplit("a loop whose extent the launcher neither knows nor estimates")
+            split = dataclasses.replace(split, extent=estimate)
+        warps = policy.FOLD_WARPS if rows else policy.SEGMENT_WARPS if segments else policy.SPLIT_WARPS
+        warps = schedule.num_warps if tuned else warps
         partial = dataclasses.replace(split.partial, num_warps=warps)
         if block > 1 and not rows:  # (1: a loop over blocks of rows already, which stays)
             partial = fold_all(partial, block)

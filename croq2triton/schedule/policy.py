@@ -353,6 +353,40 @@ SEGMENT_WARPS = 4
 SEGMENT_LANES_BLOCK = 16
 
 
+# Few long segments, one lane a program, are too few programs for the SMs (64 CSR rows of about a million
+# values each: 64 programs, 0.04 of the roofline on the H200, issue 27): the launcher splits each lane's
+# loop across programs as a column fold's (schedule/splitloop.py, SPLIT_WAVES programs a SM), each
+# program computing its chunk of the segment in the kernel (the launcher does not know a segment's
+# length), at most one split per SEGMENT_SPLIT_LEAST_BYTES of the segments' mean length (the elements
+# of the tensor they index over the lanes of the grid): S > 1 only where that mean is past the least, long
+# segments, so the split form replaces the one lane a program (segments_split) and never the lanes kept
+# in one program.  The constant is not yet measured.
+SEGMENT_SPLIT_LEAST_BYTES = 8 * 1024
+
+
+def segment_loop(kernel: N.Kernel) -> bool:
+    """Whether ``kernel``'s one top-level loop folds each lane's own segment (schedule/foldloops.py
+    ``segment_tensors``: ``vals.at(lo + k)``, ``lo`` read from a tensor), a loop whose extent the
+    kernel reads."""
+    return sum(isinstance(s, N.For) for s in kernel.body) == 1 and bool(segment_tensors(kernel))
+
+
+def segment_mean(kernel: N.Kernel) -> E.Expr | None:
+    """The launcher's estimate of the extent of a segment loop's lanes (``segment_loop``): the
+    elements of the tensor the segments index over the lanes of the grid (a host expression; None
+    where the launcher does not know that tensor's size)."""
+    names = segment_tensors(kernel)
+    if not names:
+        return None
+    arg = kernel.arg(names[0])  # (the first such tensor: the segments' values)
+    assert isinstance(arg, N.Pointer)
+    size = kernel.on_host(E.fold(prod(arg.extents, start=E.Const(1))))
+    if size is None:
+        return None
+    lanes = E.fold(prod(kernel.grid, start=E.Const(lane_count(kernel))))
+    return E.Bin("/", size, lanes)
+
+
 def segments_stay(kernel: N.Kernel) -> TileSchedule:
     """The fold of a kernel whose lanes walk segments of their own, its lanes kept in one program."""
     return TileSchedule(tuple(1 for _ in kernel.program_ids), FOLD_WARPS, origin="auto", fold=SEGMENT_LANES_BLOCK)
@@ -495,8 +529,9 @@ def split_count(
     below: int | None = None,
     unsplit: E.Expr | None = None,
 ) -> E.Expr:
-    """How many programs the launcher splits a loop of ``extent`` iterations across, each of the
-    ``programs`` of the grid (host expressions; 1: not split), at least ``least`` iterations each;
+    """How many programs the launcher splits a loop of ``extent`` iterations across (a segment's
+    length the kernel reads: ``segment_mean``), each of the ``programs`` of the grid (host
+    expressions; 1: not split), at least ``least`` iterations each;
     loops one after the other (``phases`` > 1, schedule/splitphases.py) only where the programs are
     at most half the SMs; with ``below``, only where the programs the kernel runs unsplit (``unsplit``,
     else ``programs``: its variants may split its lanes one row a program) are fewer than ``below``
@@ -568,6 +603,8 @@ def splits_loop(kernel: N.Kernel) -> bool:
             return False
     if len(loops) != 1:
         return False
+    if foldable(kernel) == loops and segment_loop(kernel):  # (its one-lane-a-program form: segment_mean)
+        return True
     if foldable(kernel) == loops:
         if walks_rows(kernel) and not row_split(kernel):
             return False
@@ -611,6 +648,9 @@ def split_least(kernel: N.Kernel) -> int:
     if row_split(kernel):  # (a lane's row: ROW_SPLIT_LEAST_BYTES of it)
         loops = [s for s in kernel.body if isinstance(s, N.For)]
         return max(1, ROW_SPLIT_LEAST_BYTES // (_loaded_bytes(kernel, loops) or _elem_bytes(kernel)))
+    if segment_loop(kernel):  # (a lane's segment: SEGMENT_SPLIT_LEAST_BYTES of its mean length)
+        loops = [s for s in kernel.body if isinstance(s, N.For)]
+        return max(1, SEGMENT_SPLIT_LEAST_BYTES // (_loaded_bytes(kernel, loops) or _elem_bytes(kernel)))
     found = _tiled_loop(kernel)
     if found is None:
         return SPLIT_LEAST
@@ -626,6 +666,8 @@ def split_block(kernel: N.Kernel) -> int:
     if tiled_fold(kernel):  # (its loops over a register tile's elements folded already)
         return 1
     loops = [s for s in kernel.body if isinstance(s, N.For)]
+    if segment_loop(kernel):  # a lane's segment: SEGMENT_BLOCK_BYTES a step, as unsplit one lane a program
+        return pow2(SEGMENT_BLOCK_BYTES // (_loaded_bytes(kernel, loops) or _elem_bytes(kernel)))
     if row_split(kernel):  # lanes along their rows: FOLD_BLOCK_BYTES of the lanes' tile a step, as unsplit
         elem = _loaded_bytes(kernel, loops) or _elem_bytes(kernel)
         return max(16, pow2(FOLD_BLOCK_BYTES // elem // max(1, lane_count(kernel, LAUNCH_LANES))))

@@ -30,13 +30,26 @@ What it proves on the IR (else :class:`NotSplit`, and the kernel runs as it is):
   partial kernel starts it from the identity of ``op`` instead: the combine kernel folds ``S``
   partials into the initial value, ``op`` being associative and commutative.  Float ``+`` folds sum
   in another order (within the rounding of their type); ``max`` and ``min`` are exact;
-* the loop's bounds are scalars the launcher knows (expressions of the kernel's scalar arguments);
+* the loop's bounds are scalars, the same for every lane (the proof of schedule/foldloops.py);
   its accumulators' shapes (the lanes' tile) may hold extents fixed at launch (a thread level of
   ``G`` threads): the scratch area counts them by their constexprs;
 * the grid has at most two axes (the split is a third).
 
 The launcher picks ``S`` (schedule/policy.py ``SPLIT_WAVES``) and runs the kernel as it is where
-``S`` is 1.
+``S`` is 1.  Where it knows the loop's extent (an expression of the kernel's scalar arguments) it
+passes ``CHUNK``, ``cdiv(extent, S)`` rounded up to whole blocks.  Where the kernel reads it (a CSR
+row's ``foreach k in [hi - lo]``, ``lo`` and ``hi`` loaded before the loop: the segment sums of
+issue 27) each program of the partial kernel computes its chunk itself from the same expression,
+``cdiv(cdiv(max(b - a, 0), S), align) * align`` after the lets and loads before the loop (which
+it runs anyway, and which depend on neither the split nor the loop; the tensors those bounds are
+loaded from are ones no statement of the kernel writes, else :class:`NotSplit`): every program of a
+group computes the same bounds, so the chunks ``[a + split * CHUNK, min(b, a + (split + 1) * CHUNK))``
+of ``split`` in ``[0, S)`` cover ``[a, b)`` once and do not overlap, each empty past the end (a
+program of an empty segment stores the identity, which the combine folds in exactly), whatever
+``S`` the launcher picked (from the grid and the SMs, at most one a ``least`` of the segments' mean
+length: schedule/policy.py ``segment_mean``, which it knows from the sizes).  Such a loop's bounds, a maximum over the lanes of
+their segments' lengths as lifted, are scalars of the program: each lane of it masks the
+iterations past its own segment as unsplit.
 """
 
 from __future__ import annotations
@@ -56,15 +69,18 @@ class NotSplit(Exception):
 
 @dataclass(frozen=True)
 class Split:
-    """The two kernels, the loop's extent (a host expression: the launcher picks ``S`` from it) and
-    the launcher's variables the kernels take ``S`` and ``CHUNK`` from (it defines them before the
-    launches)."""
+    """The two kernels, the loop's extent (a host expression: the launcher picks ``S`` from it; where
+    the kernel reads it, an estimate of it) and the launcher's variables the kernels take ``S`` and
+    ``CHUNK`` from (it defines them before the launches; no ``CHUNK`` where each program computes its
+    own)."""
 
     partial: N.Kernel
     combine: N.Kernel
-    extent: E.Expr  # the loop's extent, a host expression
+    # the loop's extent, a host expression; where the kernel reads it (a segment's length), None, or an
+    # estimate of it the caller sets (policy.segment_mean): S never exceeds cdiv(it, least)
+    extent: E.Expr | None
     splits_var: str  # the launcher's variables holding S and CHUNK
-    chunk_var: str
+    chunk_var: str | None  # (None: each program of the partial kernel computes its chunk)
     block: int = 1  # the block of iterations the partial kernel folds a step (CHUNK is a multiple of it)
     least: int = 1  # the iterations a split takes at least (schedule/policy.py split_least)
     # partial and combine in one kernel: the last program of each group combines (schedule/lastcombine.py)
@@ -73,11 +89,12 @@ class Split:
     below: int | None = None  # split only below so many waves of programs (schedule/policy.py split_count)
 
 
-def split_loop(kernel: N.Kernel, prefix: str, step: int = 1) -> Split:
+def split_loop(kernel: N.Kernel, prefix: str, step: int = 1, align: int = 1) -> Split:
     """The partial and combine kernels of ``kernel`` (see the module docstring); ``prefix`` names
     the launcher's variables of the split (``_{prefix}_splits``, ``_{prefix}_chunk``); ``step``: the
     loop's step where it is folded into blocks of that many already (the launcher's CHUNK a multiple
-    of it, each chunk whole blocks)."""
+    of it, each chunk whole blocks); ``align``: the multiple a chunk the partial kernel computes
+    itself (an extent the launcher does not know) is rounded up to (at least ``step``)."""
     loops = [(i, s) for i, s in enumerate(kernel.body) if isinstance(s, N.For)]
     if len(loops) != 1:
         raise NotSplit("a kernel whose top level has other than one loop")
@@ -106,8 +123,12 @@ def split_loop(kernel: N.Kernel, prefix: str, step: int = 1) -> Split:
         raise NotSplit("an accumulator not defined by a let before the loop")
     scalars = {a.name: a.host for a in kernel.args if isinstance(a, N.Scalar)}
     extent = loop_extent(kernel.body[:at], loop)
-    if loop.start.shape or loop.stop.shape or not _names(extent) <= scalars.keys():
-        raise NotSplit("a loop whose extent the launcher does not know")
+    if loop.start.shape or loop.stop.shape:  # (loop_folds refuses them: a guard of its own)
+        raise NotSplit("a loop whose bounds differ between lanes")
+    known = _names(extent) <= scalars.keys()  # (else the kernel reads it: each program's chunk its own)
+    if not known and _writes_any(kernel.body, _read_bounds(before, loop)):
+        # (a group's programs would read them at different times: their chunks could differ)
+        raise NotSplit("a loop whose bounds are read from a tensor the kernel writes")
     taken = {a.name for a in kernel.args} | {v.name for s in N.walk(kernel.body) for v in N.defines(s)}
     taken |= {p.name for p in kernel.program_ids}
 
@@ -120,8 +141,21 @@ def split_loop(kernel: N.Kernel, prefix: str, step: int = 1) -> Split:
 
     splits_var, chunk_var = f"_{prefix}_splits", f"_{prefix}_chunk"
     splits = N.Scalar(fresh("SPLITS"), "i32", E.Var(splits_var))
-    chunk = N.Scalar(fresh("CHUNK"), "i32", E.Var(chunk_var))
-    s_arg, c_arg = E.Var(splits.name, "i32", lo=1), E.Var(chunk.name, "i32", lo=1)
+    s_arg = E.Var(splits.name, "i32", lo=1)
+    chunk_args: list[N.Arg] = []
+    chunk_let: list[N.Stmt] = []
+    if known:
+        chunk = N.Scalar(fresh("CHUNK"), "i32", E.Var(chunk_var))
+        chunk_args.append(chunk)
+        c_arg = E.Var(chunk.name, "i32", lo=1)
+    else:
+        # cdiv(cdiv(max(b - a, 0), S), align) * align, of the values before the loop: the same in
+        # every program of a group (an empty loop: chunks of 0, every range empty)
+        c_arg = E.Var(fresh("chunk"), "i32", lo=0)
+        trip = E.Bin("max", E.fold(loop.stop - loop.start), E.Const(0))
+        unit = E.Const(max(align, step))
+        chunk_value = E.Bin("*", E.CDiv(E.CDiv(trip, s_arg), unit), unit)
+        chunk_let.append(N.Let(c_arg, chunk_value, line=loop.line))
     areas = {
         # (each program of the partial kernel stores its whole slot, unmasked, after its range of the
         # loop, an empty range too: the combine reads nothing the partials did not write)
@@ -142,6 +176,7 @@ def split_loop(kernel: N.Kernel, prefix: str, step: int = 1) -> Split:
             first = 0.0 if f.welford is not None else _identity(f.op, s.var.type).value  # (a count, a mean, an m2)
             s = N.Let(s.var, E.Full(s.var.shape, first, s.var.type), line=s.line)
         body.append(s)
+    body += chunk_let
     body.append(dataclasses.replace(loop, start=start, stop=stop))
     for name, f in folds.items():
         index = _slot(program, s_arg, split, f.acc.shape)
@@ -151,7 +186,7 @@ def split_loop(kernel: N.Kernel, prefix: str, step: int = 1) -> Split:
         name=f"{kernel.name}_partial",
         grid=(*kernel.grid, E.Var(splits_var)),
         program_ids=(*kernel.program_ids, split),
-        args=[*kernel.args, splits, chunk, *areas.values()],
+        args=[*kernel.args, splits, *chunk_args, *areas.values()],
         body=N.without_dead_lets(body),
         doc=kernel.doc + f" The partial folds of 1 / S of the loop at line {line} (schedule/splitloop.py).",
     )
@@ -208,6 +243,8 @@ def split_loop(kernel: N.Kernel, prefix: str, step: int = 1) -> Split:
         body=N.without_dead_lets([*kernel.body[:at], *combined, *kernel.body[at + 1 :]]),
         doc=kernel.doc + f" The loop at line {line} folds the S partial folds of its programs (schedule/splitloop.py).",
     )
+    if not known:
+        return Split(partial, combine, None, splits_var, None, splits_arg=splits.name)
     host_extent = E.substitute(extent, scalars)
     return Split(partial, combine, host_extent, splits_var, chunk_var, splits_arg=splits.name)
 
@@ -224,6 +261,38 @@ def loop_extent(before: list[N.Stmt], loop: N.For) -> E.Expr:
             break
         extent = E.substitute(extent, {n: lets[n] for n in found})
     return extent
+
+
+def _read_bounds(before: list[N.Stmt], loop: N.For) -> set[str]:
+    """The tensors the loads of ``before`` (the lets and loads before ``loop``) that its bounds
+    depend on read (``ptr`` of ``lo = ptr.at(r)``)."""
+    values = {s.var.name: s for s in before if isinstance(s, (N.Let, N.Load))}
+    seen: set[str] = set()
+    todo = _names(loop.start) | _names(loop.stop)
+    out: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in values:
+            continue
+        seen.add(name)
+        s = values[name]
+        if isinstance(s, N.Load):
+            out.add(s.base)
+            todo |= set().union(*(_names(x) for x in s.index)) | (_names(s.mask) if s.mask is not None else set())
+        else:
+            todo |= _names(s.value)
+    return out
+
+
+def _writes_any(body: list[N.Stmt], tensors: set[str]) -> bool:
+    """Whether ``body`` stores into one of ``tensors`` or updates one by an atomic (a TMA store, into
+    whichever tensor its descriptor names: taken as any)."""
+    for s in N.walk(body):
+        if isinstance(s, N.TmaStore) and tensors:
+            return True
+        if isinstance(s, (N.Store, N.Atomic)) and s.base in tensors:
+            return True
+    return False
 
 
 def _count(shape: E.Shape) -> E.Expr:
@@ -258,5 +327,7 @@ def _slot(program: E.Expr, splits: E.Expr, split: E.Expr, shape: E.Shape) -> E.E
             at = E.Arange(n) if rank == 1 else E.Lift(E.Arange(n), rank, (axis,))
             lane = E.Bin("+", lane, E.Bin("*", at, step))
         step = E.fold(E.Bin("*", step, E.Var(n.name, "i32") if isinstance(n, E.Extent) else E.Const(n)))
+    if rank and isinstance(lane, E.Const):  # (a tile of one element, one lane a program: a tile's address)
+        lane = E.Arange(1) if rank == 1 else E.Lift(E.Arange(1), rank, (rank - 1,))
     tile = E.Cast(E.Bin("+", E.Bin("*", program, splits), split), "i64")
     return E.fold(E.Bin("+", E.Bin("*", tile, step), lane))
