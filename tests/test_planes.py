@@ -151,8 +151,17 @@ def _group_sums(x: torch.Tensor, g: int) -> list[torch.Tensor]:
     return out
 
 
-@pytest.mark.parametrize("how", ["contiguous", "channels_last", "rows_apart"])
-@pytest.mark.parametrize("schedule", ["source", "auto"])
+# the source schedule runs each nest as written, the same code for every layout (only the strides differ):
+# its other layouts are in the long tier (conftest.py); auto picks a kernel by the layout, so it runs each
+_LAYOUTS = [
+    pytest.param(schedule, how, id=f"{schedule}-{how}", marks=[pytest.mark.long] if long else [])
+    for schedule in ("source", "auto")
+    for how in ("contiguous", "channels_last", "rows_apart")
+    for long in [schedule == "source" and how != "contiguous"]
+]
+
+
+@pytest.mark.parametrize(("schedule", "how"), _LAYOUTS)
 @pytest.mark.parametrize("fn", sorted(CASES))
 def test_each_nest_in_both_schedules(fn: str, schedule: str, how: str) -> None:
     make, outs, ref, tol = CASES[fn]
