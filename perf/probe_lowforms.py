@@ -3,36 +3,50 @@
 selected into rows 0.46, the global average pool of 7 x 7 planes 0.52, swiglu over two halves f16 0.73, the
 multi-class hinge loss 0.74.  For each, the translated kernel (``auto``: through its launcher, as
 perf/bench_membound.py runs it) beside hand-written Triton of the same work, each a structure the generated
-kernel could take:
+kernel could take.
 
-* ``dwconv`` (``dwconv_halo``, irregular_forms2.co; x [m, n], w [m, 5]): ``unrolled``, ``[BC, BN]`` a program,
-  the five taps ``tl.static_range`` (five shifted loads of one window, the four past the first hits in L1) vs
-  ``looped``, the same taps a runtime ``tl.range(0, 5, num_stages=S)`` loop (what auto writes: the tap
-  unknown when compiling, the loads not vectorised, pipelined through shared memory);
-* ``gather`` (``gather_first``, irregular_forms3.co; x [m, n], idx [m, n] in [0, m)): ``tile``, ``[BK, BN]`` a
-  program, with or without eviction hints (``hint``: the streamed index and output ``evict_first``, the
-  gathered rows ``evict_last``, so that L2 keeps the rows' sectors that other programs of the same columns
-  read).  Each element reads its own 32-byte sector of a random row: 8 times the bytes the copy counts, read
-  at best from L2;
-* ``select`` (``select_cols_t``, irregular_forms3.co; cols [n / 4], x [m, n], out [n / 4, m]): ``tile``, ``[BK,
-  BM]`` a program (a column a row of the tile: each element its own sector), ``order`` 0 the selected
-  columns fastest across programs (programs in flight share x's rows, as auto's grid), 1 the rows fastest;
-  ``shared``: ``R`` rows of x read whole and coalesced, the selected columns picked by ``tl.gather`` (through
-  shared memory), written ``R`` elements a column (only where ``R`` rows fit: n <= 8192);
+Compiled for sm_90a on the CPU (registers a thread, shared memory; ``croq2triton compile --schedule auto``),
+what each generated kernel is, and the cause read from it:
+
+* ``dwconv`` (``dwconv_halo``, irregular_forms2.co; x [m, n], w [m, 5]).  Before f41b082 auto wrote the five
+  taps as a run-time loop pipelined through shared memory, ``tl.range(0, 5, num_stages=3)`` (the tap's offset
+  unknown when compiling: every window copied 4 or 8 bytes at a time by ``cp.async``, 8 KB of shared, one tap
+  after the other); since, ``tl.static_range(0, 5)`` (schedule/unroll.py: the five windows plain loads issued
+  together, v4 / v2 / scalar by their offsets, the four past the first served by L1).  Forms: ``unrolled``
+  (``[BC, BN]`` a program, the taps ``tl.static_range``: what auto now writes at ``[8, 128]``) and ``looped``
+  (the same taps a ``tl.range(0, 5, num_stages=S)`` loop: auto's old structure at S = 3);
+* ``gather`` (``gather_first``, irregular_forms3.co; x [m, n], idx [m, n] in [0, m)).  Auto's ``[32, 128]`` at 4
+  warps (93 registers, 32 KB of shared for the layout conversions between the index's vector layout and the
+  gather's scalar one) is what a hand-written gather is: each element reads its own 32-byte sector of a random
+  row, 8 times the bytes the copy counts, from L2 at best.  The cause is the access, not the schedule: no form
+  reads fewer sectors.  Forms: ``tile`` ``[BK, BN]`` with or without eviction hints (``hint``: index and output
+  streamed ``evict_first``, the gathered rows ``evict_last``, so that L2 keeps the rows' sectors that programs of
+  the same columns read), to see what tile and L2 policy get from that ceiling;
+* ``select`` (``select_cols_t``, irregular_forms3.co; cols [n / 4], x [m, n], out [n / 4, m]).  Auto's ``[16,
+  256]`` (48 registers, 16 KB of shared: the transposition) reads each element alone, a column at a time: a
+  32-byte sector of x holds about two selected columns, read by two programs; the copy reads x once.  Forms:
+  ``tile`` ``[BK, BM]``, ``order`` 0 the selected columns fastest across programs (programs in flight share x's
+  rows, as auto's grid), 1 the rows fastest (to tell L2 reuse from the rest).  (Rows read whole and the
+  columns picked by ``tl.gather`` would read x once, but ``[8, 4096]`` tiles of f32 did not compile in 7
+  minutes for sm_90a: left out.);
 * ``mean`` (``spatial_mean4``, membound_forms7.co, 7 x 7 planes of 2048 channels; x [m n / 100352, 2048, 7,
-  7]): ``tile``, ``[BC, 64]`` a program (each channel's 49 floats a row of the tile, as auto's ``planes_whole``),
-  ``loop``, ``G`` such tiles a program in a ``tl.range(num_stages=3)`` loop (loads of the next tile in flight
-  while one is reduced: a program is a load, a reduction across warps and a store, latency after latency),
-  ``flat``: ``BC`` channels' ``49 BC`` floats as one contiguous 1-D load (vectorised, nothing masked but
-  the tail), summed by a running sum (``tl.cumsum``) picked at the channels' ends (``tl.gather``);
-* ``swiglu`` (``swiglu_halves_f16``, membound_forms4.co; x [m, 2n] f16, y [m, n] f16): ``tile``, ``[R, BN]`` a
-  program (auto widens to ``[32, 256]``: 64 elements of two f16 tensors a thread, f32 math), ``div`` ``rn``
-  (``div_rn``, as generated) or ``fast`` (``/``, two ulp), so that the compute and the registers of a big
-  tile are told apart from the memory;
-* ``hinge`` (``multi_margin``, membound_forms8.co; x [m, n], tgt [m]): ``row``, ``R`` rows a program, each
-  whole, ``pick`` 0 reading ``x[r, tgt[r]]`` from memory after ``tgt[r]`` (as generated: two dependent loads
-  before the row's fold can start) or 1 the row loaded first and ``x[r, tgt[r]]`` taken from it in
-  registers; ``blocks``, the row in blocks of 4096 (rows past 8192).
+  7]).  Auto's ``planes_whole``, ``[32, 64]`` a program at 4 warps (40 registers, 12 programs a SM), 42,752
+  programs of 6 KB each: a load, a reduction across warps and a store, latency after latency, 27 waves.
+  Forms: ``tile`` ``[BC, 64]`` (BC 32 as auto, 64, 128), ``loop`` (``G`` such tiles a program in a
+  ``tl.range(num_stages=3)`` loop: the next tile's loads in flight while one is reduced), ``flat`` (``BC``
+  channels' ``49 BC`` floats one contiguous 1-D load, vectorised, summed by a running sum, ``tl.cumsum``,
+  picked at the channels' ends, ``tl.gather``);
+* ``swiglu`` (``swiglu_halves_f16``, membound_forms4.co; x [m, 2n] f16, y [m, n] f16).  Auto widens to ``[32,
+  256]`` at 4 warps (schedule/policy.py: 16 KB of the widest element): 64 elements of each half a thread, in
+  f32, 192 registers, two programs (8 warps) a SM; the exp and the IEEE division of 64 elements a thread do
+  not overlap the loads.  Forms: ``tile`` ``[R, BN]`` from 64 down to 8 elements a thread (``[16, 256]`` 153
+  registers, ``[8, 256]`` 78, ``[4, 256]`` 40 by hand), ``div`` 0 ``div_rn`` as generated, 1 ``/`` (two ulp,
+  156 registers at ``[32, 256]``), to tell the compute and registers of a big tile from the memory;
+* ``hinge`` (``multi_margin``, membound_forms8.co; x [m, n], tgt [m]).  Auto's row a program (``[1, 4096]``, 8
+  warps, 48 registers) loads ``tgt[r]``, then ``x[r, tgt[r]]`` at an address that needs it, then the row:
+  two memory latencies one after the other before the fold, in a short program.  Forms: ``row`` (``R`` rows a
+  program, whole; ``pick`` 0 as generated, 1 the row loaded first and ``x[r, tgt[r]]`` taken from it in
+  registers, one latency), ``blocks`` (the row in blocks of 4096, pipelined; rows past 8192).
 
 Each variant is checked against float64 torch on random data (outputs poisoned with NaN), then timed with
 ``do_bench`` (L2 flushed) paired round by round with a device copy of the same bytes (every tensor read and
@@ -123,18 +137,6 @@ def _select(c_ptr, x_ptr, o_ptr, M, N, K, BK: tl.constexpr, BM: tl.constexpr, OR
     m = km & (i < M)
     v = tl.load(x_ptr + i.to(tl.int64) * N + col, mask=m, other=0.0)
     tl.store(o_ptr + kk.to(tl.int64) * M + i, v, mask=m)
-
-
-@triton.jit
-def _select_shared(c_ptr, x_ptr, o_ptr, M, N, K, R: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    i = tl.program_id(0) * R + tl.arange(0, R)[:, None]
-    j = tl.arange(0, BN)[None, :]
-    rows = tl.load(x_ptr + i.to(tl.int64) * N + j, mask=(i < M) & (j < N), other=0.0)  # [R, BN], coalesced
-    for k0 in range(0, K, BK):
-        kk = k0 + tl.arange(0, BK)[None, :]
-        col = tl.load(c_ptr + kk, mask=kk < K, other=0)
-        picked = tl.gather(rows, tl.broadcast_to(col, [R, BK]), axis=1)  # [R, BK]
-        tl.store(o_ptr + kk.to(tl.int64) * M + i, picked, mask=(kk < K) & (i < M))
 
 
 # ---------------------------------------------------------------- the mean of 7 x 7 planes
@@ -298,19 +300,6 @@ def select_case(m: int, n: int, dev: str, gen: Any, sms: int) -> Case:
                 lambda g=g, a=bk, b=bm, o=order: _select[g](cols, x, out, m, n, k, BK=a, BM=b, ORDER=o, num_warps=4),
             )
         )
-    bn = _pow2(n)
-    for rows, warps in ((8, 8), (8, 16), (16, 16)):
-        if rows * bn * 4 <= 128 * 1024:  # the rows must fit shared memory (tl.gather's staging)
-            g = (triton.cdiv(m, rows),)
-            vs.append(
-                (
-                    "shared",
-                    {"R": rows, "BK": 128, "warps": warps},
-                    lambda g=g, r=rows, w=warps: _select_shared[g](
-                        cols, x, out, m, n, k, R=r, BN=bn, BK=128, num_warps=w
-                    ),
-                )
-            )
     return Case("select", [cols, x], [out], [ref], 0.0, vs)
 
 
@@ -352,8 +341,10 @@ def swiglu_case(m: int, n: int, dev: str, gen: Any, sms: int) -> Case:
     g, u = x.double().chunk(2, 1)
     ref = g / (1 + torch.exp(-g)) * u
     vs: list[Variant] = [("auto", {}, lambda: gen.swiglu_halves_f16(x, y))]
-    shapes = ((32, 256, 4, 0), (32, 256, 4, 1), (1, 1024, 4, 0), (2, 1024, 4, 0), (4, 256, 4, 0), (8, 256, 4, 0))
-    for rows, bn, warps, fast in (*shapes, (8, 512, 8, 0), (4, 1024, 8, 0), (4, 256, 4, 1)):
+    # (R, BN, warps, fast): auto's [32, 256] at 4 warps is 64 elements of each half a thread (192 registers,
+    # two programs a SM compiled for sm_90a); the others 32, 16 and 8 a thread
+    shapes = ((32, 256, 4, 0), (32, 256, 4, 1), (16, 256, 4, 0), (32, 256, 8, 0), (8, 256, 4, 0), (4, 256, 4, 0))
+    for rows, bn, warps, fast in (*shapes, (2, 1024, 4, 0), (8, 512, 8, 0), (4, 1024, 8, 0), (8, 256, 4, 1)):
         grid = (triton.cdiv(m, rows), triton.cdiv(n, bn))
         vs.append(
             (
