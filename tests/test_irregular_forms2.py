@@ -417,7 +417,11 @@ WHOLE: list[tuple[str, str, int, str]] = [
     ("windows_step", "out.st", 0, ""),
     ("dwconv_last", "x.ld", 0, ""),
     ("dwconv_last", "out.st", 0, ""),
-    ("dwconv_halo", "x.ld", 0, ""),
+    # (schedule/unroll.py: the five taps unrolled, each window at a constant offset -2 .. 2 from the aligned
+    # one: offset 0 whole lines, +-2 pairs, +-1 an element a thread, misaligned by construction as im2col's x.
+    # Before, the taps were a loop pipelined through shared memory whose copies were 4 and 8 bytes each,
+    # cp4B / cp8B, which this count did not call scalar)
+    ("dwconv_halo", "x.ld", 16, ""),
     ("dwconv_halo", "out.st", 0, ""),  # (schedule/forward.py: the taps read x again, no scratch; widened)
     ("gather_cols", "out.st", 0, ""),
     ("compact", "x.ld", 0, ""),

@@ -164,11 +164,14 @@ def test_independent_steps_are_lanes_under_auto() -> None:
 
 
 def test_dependent_steps_stay_loops() -> None:
+    # (steps one after the other, not lanes.  Under auto a loop of a few constant steps whose loads shift
+    # along the contiguous axis is unrolled, tl.static_range, which runs its steps in order as the loop
+    # did: schedule/unroll.py; it was "for k in range(0, 4)" before)
     code = translate_full(PROGRAM, filename="steps.co", schedule="auto").source
-    assert "for k in range(0, 4)" in _kernel(code, "carried_k0")  # state carried between steps
+    assert "for k in tl.static_range(0, 4)" in _kernel(code, "carried_k0")  # state carried between steps
     chained = _kernel(code, "chained_k0")
-    assert "for k in range(0, 3)" in chained  # a step reads what the step before it wrote
-    assert "for k" not in chained.split("for k in range(0, 3)")[0]  # the copy in before it: lanes
+    assert "for k in tl.static_range(0, 3)" in chained  # a step reads what the step before it wrote
+    assert "for k" not in chained.split("for k in tl.static_range(0, 3)")[0]  # the copy in before it: lanes
 
 
 def test_a_level_using_its_bound_stays_a_loop() -> None:

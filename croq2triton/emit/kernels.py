@@ -69,6 +69,7 @@ from ..schedule.storefwd import forward_stores
 from ..schedule.totals import lanes_first
 from ..schedule.treefold import fold_trees
 from ..schedule.trimgrid import trim_grid
+from ..schedule.unroll import unroll_short_loops
 from ..schedule.vecmasks import vector_masks
 from ..schedule.welford import split_welford
 from ..schedule.widen import BYTES as WIDEN_BYTES
@@ -412,6 +413,9 @@ class KernelDispatch:
             # accesses at a stride along the contiguous axis read and written as whole lines: interleaved
             # groups split from one tile, lanes split by a division joined (schedule/interleave.py)
             variants = [(vector_masks(interleave(k)), cond, note) for k, cond, note in variants]
+            # loops of a few constant steps whose loads shift with the step (a filter's taps): unrolled,
+            # each window's offset a constant, the windows loaded together (schedule/unroll.py)
+            variants = [(unroll_short_loops(k), cond, note) for k, cond, note in variants]
         kernels = [
             self.finished(
                 pipeline_loads(

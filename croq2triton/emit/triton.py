@@ -254,6 +254,8 @@ class KernelEmitter:
         bounds = [to_ast(s.start), to_ast(s.stop)]
         if not (isinstance(E.fold(s.step), E.Const) and E.fold(s.step).value == 1):  # type: ignore[union-attr]
             bounds.append(to_ast(s.step))
+        if s.unroll:
+            return call("tl.static_range", *bounds)
         if s.pipeline is None:
             return call("range", *bounds)
         p = s.pipeline

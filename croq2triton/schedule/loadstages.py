@@ -71,9 +71,10 @@ def _stmts(body: list[N.Stmt], stages: int, most: int) -> tuple[list[N.Stmt], bo
 
 
 def _loads_only(loop: N.For) -> list[N.Load | N.TmaLoad]:
-    """The loads of ``loop`` where it is innermost, not pipelined yet, and holds no statement that
-    writes memory or orders threads (empty otherwise, or where it loads nothing)."""
-    if loop.pipeline is not None or not all(isinstance(s, _READS) for s in loop.body):
+    """The loads of ``loop`` where it is innermost, not pipelined yet nor unrolled (schedule/unroll.py),
+    and holds no statement that writes memory or orders threads (empty otherwise, or where it loads
+    nothing)."""
+    if loop.pipeline is not None or loop.unroll or not all(isinstance(s, _READS) for s in loop.body):
         return []
     return [s for s in loop.body if isinstance(s, (N.Load, N.TmaLoad))]
 

@@ -253,6 +253,7 @@ class For(Stmt):
     body: list[Stmt]
     pipeline: Pipeline | None = None
     carried: tuple[Var, ...] = ()  # variables assigned in the body and read after it
+    unroll: bool = False  # ``tl.static_range``: bounds and step constants, the body copied once a step
 
 
 @dataclass

@@ -62,7 +62,7 @@ def chunkat_tile_one_k0(i_ptr, i_stride_0, i_stride_1, i_stride_2, o_ptr, o_stri
     dim1_2 = tl.arange(0, 4)[None, :, None]  # chunkat_tile_one.co:11
     dim2_2 = tl.arange(0, 8)[None, None, :]  # chunkat_tile_one.co:12
     l0 = tl.load(i_ptr + dim0 * i_stride_0 + dim1 * i_stride_1 + dim2 * i_stride_2)  # chunkat_tile_one.co:6
-    for t0 in range(0, 2):  # chunkat_tile_one.co:9
+    for t0 in tl.static_range(0, 2):  # chunkat_tile_one.co:9
         offs = t0 * 2 + dim0_2  # chunkat_tile_one.co:10
         l2 = tl.load(i_ptr + offs * i_stride_0 + dim1 * i_stride_1 + dim2 * i_stride_2)
         offs_2 = t0 * 4 + dim1_2  # chunkat_tile_one.co:11

@@ -303,7 +303,7 @@ def dma_add_k0(
     )
     tl.store(f1_scratch + f1_base + dim0_2 * N * 32 + dim1_2 * 32 + dim2, f1, mask=mask_2)
     out_base = 0  # copy.co:52
-    for x in range(0, 6):  # copy.co:53
+    for x in tl.static_range(0, 6):  # copy.co:53
         q1 = tl.arange(0, 32)[None, :]  # copy.co:54
         mask_3 = (x < M) & (q0 < 17) & (q0 < N)  # copy.co:55
         tl.debug_barrier()
@@ -427,7 +427,7 @@ def dma_add1_k0(
     )
     tl.store(f1_scratch + f1_base + dim0_2 * N * 32 + dim1_2 * 32 + dim2, f1, mask=mask_2)
     out_base = 0  # copy.co:69
-    for x in range(0, 6):  # copy.co:70
+    for x in tl.static_range(0, 6):  # copy.co:70
         q1 = tl.arange(0, 32)[None, :]  # copy.co:71
         mask_3 = (x < M) & (q0 < 17) & (q0 < N)  # copy.co:72
         tl.debug_barrier()

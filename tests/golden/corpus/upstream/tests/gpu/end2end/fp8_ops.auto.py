@@ -460,7 +460,7 @@ def fp8_dma_add_k0(
     )
     tl.store(f1_scratch + f1_base + dim0_2 * N * 32 + dim1_2 * 32 + dim2, f1, mask=mask_2)
     out_base = 0  # fp8_ops.co:72
-    for x in range(0, 6):  # fp8_ops.co:73
+    for x in tl.static_range(0, 6):  # fp8_ops.co:73
         q1 = tl.arange(0, 32)[None, :]  # fp8_ops.co:74
         mask_3 = (x < M) & (q0 < 17) & (q0 < N)  # fp8_ops.co:75
         tl.debug_barrier()
@@ -588,7 +588,7 @@ def fp8_dma_add1_k0(
     )
     tl.store(f1_scratch + f1_base + dim0_2 * N * 32 + dim1_2 * 32 + dim2, f1, mask=mask_2)
     out_base = 0  # fp8_ops.co:89
-    for x in range(0, 6):  # fp8_ops.co:90
+    for x in tl.static_range(0, 6):  # fp8_ops.co:90
         q1 = tl.arange(0, 32)[None, :]  # fp8_ops.co:91
         mask_3 = (x < M) & (q0 < 17) & (q0 < N)  # fp8_ops.co:92
         tl.debug_barrier()
