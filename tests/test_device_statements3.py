@@ -148,11 +148,14 @@ def test_do_loops_run_their_body_before_the_test(schedule: str) -> None:
     a[:3] = torch.tensor([0, 9, 10], dtype=torch.int32)  # 0 has one digit
     x, a = x.to(DEVICE), a.to(DEVICE)
     halved, digits, thrice = _full(n), _full(n, dtype=torch.int32), _full(n)
-    m.do_loops(x, a, halved, digits, thrice)  # type: ignore[attr-defined]
-    x64 = x.double().cpu().numpy()
+    once, halvings = _full(n, dtype=torch.int32), _full(n, dtype=torch.int32)
+    m.do_loops(x, a, halved, digits, thrice, once, halvings)  # type: ignore[attr-defined]
+    x64, a64 = x.double().cpu().numpy(), a.cpu().numpy().astype(np.int64)
     _close(halved, np.array([_halve(float(v)) for v in x64]))
-    assert _ints(digits) == [len(str(int(v))) for v in a.cpu().numpy()]
+    assert _ints(digits) == [len(str(int(v))) for v in a64]
     _close(thrice, 6.0 * x64, tol=1e-4)
+    assert _ints(once) == [v % 8 if v % 8 > 3 else v % 8 + 100 for v in a64]  # (a >= 0: C's % is Python's)
+    assert _ints(halvings) == [max(int(v), 1).bit_length() - 1 for v in a64]  # halved while above 1
 
 
 # ----------------------------------------------------------------------------- break / continue
@@ -221,6 +224,8 @@ def test_break_and_continue(schedule: str) -> None:
 
 def test_a_known_trip_loop_with_break_stays_unrolled() -> None:
     source = _source()
+    assert "def _device_ONCE(v):" in source  # 'do .. while (0)': one iteration, no loop
+    assert source.split("def do_loops_k0(")[1].split("_FN[")[0].count("while go") == 3  # HALVE, DIGITS, HALVINGS_DO
     assert "def _device_SUM_SKIP8(v):" in source  # no loop of the program: a jit helper
     kernel = source.split("def jumps_k0(")[1].split("_FN[")[0]
     assert "_device_SUM_SKIP8(" in kernel
@@ -345,3 +350,31 @@ def test_what_stays_refused_is_named_at_its_line() -> None:
     assert "a 'break' outside a loop at line 12" in refusal("uses_STRAY")
     assert "a 'switch' at line 16" in refusal("uses_CASES")
     assert "a 'goto' at line 21" in refusal("uses_JUMP")
+
+
+# ----------------------------------------------------------------------------- sm_90a
+F32, S32 = [[1000], "float32"], [[1000], "int32"]
+REPS = [5, "int32"]
+
+
+@pytest.mark.parametrize(
+    ("func", "schedule", "shapes"),
+    [
+        ("loop_atomics", "source", [S32, F32, [[4], "int32"], [[1], "float32"], S32, S32, REPS]),
+        ("nested", "auto", [S32, S32, F32, F32, S32, S32, [[1], "int32"], S32, REPS]),
+        ("do_loops", "source", [F32, S32, F32, S32, F32, S32, S32]),
+        ("jumps", "auto", [S32, F32, S32, S32, S32, F32, S32, [[1], "int32"], REPS]),
+        ("searches", "source", [S32, F32, S32, S32, F32, S32, S32, [[2], "int32"], REPS]),
+    ],
+)
+def test_helpers_compile_for_sm90a(func: str, schedule: str, shapes: list[object]) -> None:
+    import json
+
+    import sm90
+
+    script = Path(__file__).parent / "aot_check.py"
+    r = sm90.script(script, str(PROGRAMS / PROGRAM), func, json.dumps(shapes), "{}", "{}", schedule)
+    assert r.returncode == 0, r.stderr[-3000:]
+    lines = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
+    assert lines and all(rec["target"] for rec in lines), r.stdout + r.stderr[-2000:]
+    assert not [rec["error"] for rec in lines if "error" in rec], lines

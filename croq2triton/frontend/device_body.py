@@ -2,30 +2,36 @@
 (a mixin of frontend/device.py's reader).
 
 A body of local declarations with initialisers, assignments and compound assignments to locals,
-``++`` / ``--`` statements, ``if`` / ``else`` (with early ``return``s), ``for`` loops whose trip count
-is known at translation (at most :data:`MAX_TRIPS` iterations, unrolled) and a final ``return`` is
-one expression by substitution: each local has, at each point of the body, a value over the
-parameters; reading it reads that value, an ``if`` merges the values of its two branches with
+``++`` / ``--`` statements, ``if`` / ``else`` (with early ``return``s), ``for`` / ``while`` / ``do``
+loops whose trip count is known at translation (at most :data:`MAX_TRIPS` iterations, unrolled) and a
+final ``return`` is one expression by substitution: each local has, at each point of the body, a value
+over the parameters; reading it reads that value, an ``if`` merges the values of its two branches with
 ``?:``, and a ``return`` under a condition makes the rest of the body the other side of a ``?:``.
-A loop is read again for each iteration, its counter a constant.  A ``for`` or ``while`` loop
-whose condition is not known at translation (a bound given at run time), or that runs longer than
-that, is an A.DeviceLoop from there: its body read once over names of the locals it changes,
-lifted where the call is expanded (lift/helpers.py).  A value given to a local (or
-merged by an ``if``) that is more than a name or a literal is named (``count_2``, a line of the
-``@triton.jit`` helper), so that reading it twice does not compute it twice.  C's conversions stay: a value
-given to a local of a declared type is converted to that type (``int k = x / 2`` truncates), one
-given to an ``auto`` local to the type of its first value, one given to a local of a template's
-type ``T`` to the type of a parameter of type ``T`` (A.ConvertLike: the type is the argument's,
-known where the call is lifted), and each ``return`` of several converts to the function's type.
+A loop is read again for each iteration, its counter a constant.  ``break`` / ``continue`` set flags
+of their loop (locals of it, :class:`Jumps`): a statement after one in the loop's body runs where
+neither is set (the locals keep their values where one is: merged like an ``if``), the next
+iteration where no ``break`` is.  A ``for`` / ``while`` / ``do`` loop whose condition is not known at
+translation (a bound given at run time), or that runs longer than that, is an A.DeviceLoop from
+there: its body read once over names of the locals it changes, lifted where the call is expanded
+(lift/helpers.py); the conditions it is reached under are part of its condition, its ``break`` flag
+and (where its body returns) a flag and the value returned are locals of it, and loops inside it are
+loops inside its body.  A value given to a local (or merged by an ``if``) that is more than a name or
+a literal is named (``count_2``, a line of the ``@triton.jit`` helper), so that reading it twice does
+not compute it twice.  C's conversions stay: a value given to a local of a declared type is converted
+to that type (``int k = x / 2`` truncates), one given to an ``auto`` local to the type of its first
+value, one given to a local of a template's type ``T`` to the type of a parameter of type ``T``
+(A.ConvertLike: the type is the argument's, known where the call is lifted), and each ``return`` of
+several converts to the function's type.
 
 Effects (atomics through pointer parameters, calls of helpers that have effects, any call in a
 statement of its own) are named values too (``old_1``, the atomic's old value), listed in the order
 the statements run them (``DeviceFunction.effects``): a call runs each, read or not.  One under
 conditions (the enclosing ``if``s, the ``return``s before it, a ``?:`` or ``&&`` around it) is
-``cond ? atomic : 0``, which the lifting masks by ``cond``.  Everything else is refused naming the
-construct at its line: ``do`` loops, a run-time loop inside another or with a ``return`` or an
-effect in it, arrays, address-taking of locals, ``break`` / ``continue`` / ``goto``, stores through
-pointers.
+``cond ? atomic : 0``, which the lifting masks by ``cond``.  Effects in a loop of a run-time trip
+count are named values of the loop (run each iteration, where the thread runs it); the loop is then an
+effect itself.  Everything else is refused naming the construct at its line: an effect in the
+condition of a loop of a run-time trip count, a loop without a way to end, arrays, address-taking of
+locals, ``goto`` / ``switch``, a ``break`` / ``continue`` outside a loop, stores through pointers.
 """
 
 from __future__ import annotations
@@ -450,6 +456,9 @@ class StatementReader:
         start = (Flow(dict(inner)), len(self.lets), len(self.effect_names), self.unrolled)  # (to read it again)
         cond_end = step_at - 1 if step_at is not None else body_at - 1 if at.text != "do" else after - 2
         always = not any(t.kind == "id" and t.text not in ("true", "false") for t in self.toks[cond_at:cond_end])
+        if always and cond_at < cond_end:  # (a condition of constants: one that holds)
+            self.pos = cond_at
+            always = self.truth(self.value(inner)) is True
         while flow.env is not None:
             assert flow.env is not None
             if self.truth_of(self.flag(flow.env, jumps.brk)) is True:
@@ -474,6 +483,9 @@ class StatementReader:
                 flow = self.rest_at_run_time(flow, loop, why)
                 break
             flow = self.iteration(flow, loop)
+            if at.text == "do" and trips == 1:  # (too long: unrolled once, a loop from the second)
+                again = Flow(dict(flow.env or {}), flow.done, flow.value)
+                start = (again, len(self.lets), len(self.effect_names), self.unrolled)
             if (
                 always
                 and flow.env is not None
@@ -484,9 +496,6 @@ class StatementReader:
                 self.unrolled = marks[2]
                 flow = self.rest_at_run_time(flow, loop, "without a bound")
                 break
-            if at.text == "do" and trips == 1:  # (too long: unrolled once, a loop from the second)
-                again = Flow(dict(flow.env or {}), flow.done, flow.value)
-                start = (again, len(self.lets), len(self.effect_names), self.unrolled)
         self.pos = after
         return self.leave(flow, env)
 
