@@ -285,6 +285,28 @@ def test_a_return_in_a_loop_is_a_flag_of_each_thread() -> None:
     assert kernel.count("while go") == 7  # FIND twice, FIRST_OVER, FIND_PAIR's two, COUNT_UNTIL, MARK
 
 
+# ----------------------------------------------------------------------------- pointers walked in loops
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_pointers_walked_in_loops(schedule: str) -> None:
+    m = _module(schedule)
+    n, ld = 43, 9
+    g = torch.Generator().manual_seed(59)
+    a = _randint(g, 0, 40, n).to(DEVICE)
+    mat = torch.randn(n + 3 * ld, generator=g).to(DEVICE)
+    hist = torch.zeros(10, dtype=torch.int32, device=DEVICE)
+    sums, first = _full(n), _full(n, dtype=torch.int32)
+    m.pointers(a, hist, mat, sums, first, ld)  # type: ignore[attr-defined]
+    a64, m64 = a.cpu().numpy().astype(np.int64), mat.double().cpu().numpy()
+    want = np.zeros(10, dtype=np.int64)
+    for i in range(n):
+        want[i % 5 : i % 5 + i % 4] += a64[i]  # atomicAdd(hist + k, v) for k < i % 4
+    assert _ints(hist) == want.tolist()
+    want_sums = [sum(m64[i + r * ld + c] for r in range(i % 3 + 1) for c in range(int(a64[i]) % 4)) for i in range(n)]
+    _close(sums, np.array(want_sums), tol=1e-4)
+    want_first = [next((k for k in range(n - i) if a64[i + k] > a64[i] + 10), -1) for i in range(n)]
+    assert _ints(first) == want_first
+
+
 # ----------------------------------------------------------------------------- refusals
 REFUSED = """
 __device__ float FOREVER(float x) {
@@ -311,6 +333,12 @@ __device__ int JUMP(int v, int n) {
   out:
   return v;
 }
+__device__ float NEXT(const float* p) {
+  return p[1];
+}
+__device__ float TWICE(const float* p) {
+  return p[1][2];
+}
 __co__ void uses_FOREVER(global f32 [N] a) {
   parallel p by N : block { a.at(p) = call FOREVER(a.at(p)); }
 }
@@ -325,6 +353,12 @@ __co__ void uses_CASES(global s32 [N] a) {
 }
 __co__ void uses_JUMP(global s32 [N] a) {
   parallel p by N : block { a.at(p) = call JUMP(a.at(p), N); }
+}
+__co__ void uses_NEXT(global f32 [M, N] a) {
+  parallel p by M : block { a.at(p, 0) = call NEXT(&a.at(p, 0)); }
+}
+__co__ void uses_TWICE(global f32 [N] a) {
+  parallel p by N : block { a.at(p) = call TWICE(&a.at(p)); }
 }
 """
 
@@ -350,6 +384,11 @@ def test_what_stays_refused_is_named_at_its_line() -> None:
     assert "a 'break' outside a loop at line 12" in refusal("uses_STRAY")
     assert "a 'switch' at line 16" in refusal("uses_CASES")
     assert "a 'goto' at line 21" in refusal("uses_JUMP")
+    assert (
+        "an element at an offset from the address of an element of a tensor of several dimensions at line 27"
+        in refusal("uses_NEXT")
+    )
+    assert "indexing of an element of 'p' at line 30" in refusal("uses_TWICE")
 
 
 # ----------------------------------------------------------------------------- sm_90a
@@ -365,6 +404,7 @@ REPS = [5, "int32"]
         ("do_loops", "source", [F32, S32, F32, S32, F32, S32, S32]),
         ("jumps", "auto", [S32, F32, S32, S32, S32, F32, S32, [[1], "int32"], REPS]),
         ("searches", "source", [S32, F32, S32, S32, F32, S32, S32, [[2], "int32"], REPS]),
+        ("pointers", "auto", [S32, [[10], "int32"], [[1100], "float32"], F32, S32, [9, "int32"]]),
     ],
 )
 def test_helpers_compile_for_sm90a(func: str, schedule: str, shapes: list[object]) -> None:

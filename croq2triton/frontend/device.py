@@ -474,6 +474,16 @@ class _Reader(StatementReader):
 
     def postfix(self, e: A.Expr) -> A.Expr:
         t = self.peek()
+        param = self.params.get(e.name) if isinstance(e, A.Name) else None
+        if t.text == "[" and param is not None and param.pointer:  # ``p[i]`` is ``*(p + i)``
+            self.take()
+            index = self.expr()
+            close = self.expect("]")
+            sp = self.sp(e.span.start if e.span is not None and e.span.offsets_known else t.start, close.end)
+            element = A.Unary("*", A.Paren(A.Binary("+", e, index, span=sp), span=sp), span=sp)
+            if self.peek().text == "[":
+                raise _Refused(f"indexing of an element of '{e.name}'{self.line_of(self.peek())}")
+            return element
         if t.text in ("[", ".", "->", "++", "--"):
             what = {"[": "indexing", ".": "a member access", "->": "a member access"}.get(t.text, f"'{t.text}'")
             raise _Refused(f"{what}{self.line_of(t)}")

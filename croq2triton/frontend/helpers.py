@@ -317,11 +317,28 @@ def _expand(c: A.Call, df: DeviceFunction, devices: dict[str, DeviceFunction], k
     parts = list(copy.deepcopy((df.body, *df.effects)))  # (together: the values they share)
     parts = _rewrite(parts, lambda x: _read(env, x))  # type: ignore[assignment]
     parts = _rewrite(parts, _through_address)  # type: ignore[assignment]
+    for n in (n for part in parts for n in part.walk()):
+        if isinstance(n, A.Unary) and n.op == "*" and any(_several(x) for x in n.walk()):
+            line = f" at line {n.span.line}" if n.span is not None and n.span.line else ""
+            why = (
+                f"an element at an offset from the address of an element of a tensor of several dimensions{line}"
+                " (only a one-dimensional tensor's elements follow one another in its index)"
+            )
+            c.device = dataclasses.replace(df, body=None, refusal=why)
+            return c
     body, *effects = _resolve(parts, devices, kinds)  # type: ignore[misc]
     assert isinstance(body, A.Expr)
     if df.returns not in (None, "void") and not (isinstance(body, A.Call) and body.kind == "atomic"):
         body = A.Cast(df.returns, False, body, span=c.span)
     return A.Paren(body, written=c, effects=effects, span=c.span)
+
+
+def _several(x: A.Node) -> bool:
+    """Is ``x`` the address of an element of a tensor of several dimensions (``&t.at(i, j)``)?"""
+    if not (isinstance(x, A.Unary) and x.op == "&"):
+        return False
+    at = A.unparen(x.operand)
+    return isinstance(at, A.At) and len(at.indices) > 1
 
 
 def _read(env: dict[str, A.Expr], x: object) -> object | None:
@@ -333,13 +350,23 @@ def _read(env: dict[str, A.Expr], x: object) -> object | None:
 
 
 def _through_address(x: object) -> object | None:
-    """``*&e`` is ``e`` (a pointer parameter given ``&t.at(i)``)."""
+    """``*&e`` is ``e`` (a pointer parameter given ``&t.at(i)``); ``*(&t.at(i) + k)`` (``p[k]``,
+    ``p + k`` of an atomic) is ``t.at(i + k)`` where ``t.at`` takes one index (the elements of a
+    tensor of more dimensions are not one after another in its last index)."""
     if isinstance(x, A.Unary) and x.op == "*":
-        inner = x.operand
-        while isinstance(inner, A.Paren):
-            inner = inner.expr
+        inner = A.unparen(x.operand)
         if isinstance(inner, A.Unary) and inner.op == "&":
             return _rewrite(inner.operand, _through_address)
+        if isinstance(inner, A.Binary) and inner.op in ("+", "-"):
+            sides = [(inner.lhs, inner.rhs)] + ([(inner.rhs, inner.lhs)] if inner.op == "+" else [])
+            for address, offset in sides:
+                element = A.unparen(address)
+                if isinstance(element, A.Unary) and element.op == "&":
+                    at = A.unparen(element.operand)
+                    if isinstance(at, A.At) and len(at.indices) == 1:
+                        index = A.Binary(inner.op, A.Paren(at.indices[0]), A.Paren(offset), span=inner.span)
+                        moved = A.At(at.base, [index], span=at.span)
+                        return _rewrite(moved, _through_address)
     return None
 
 
