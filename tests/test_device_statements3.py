@@ -211,7 +211,8 @@ def test_break_and_continue(schedule: str) -> None:
     skip, skip8, log2, even = (_full(n, dtype=torch.int32) for _ in range(4))
     inner = _full(n)
     capped = torch.zeros(1, dtype=torch.int32, device=DEVICE)
-    m.jumps(a, x, skip, skip8, log2, inner, even, capped, reps)  # type: ignore[attr-defined]
+    half_sum = _full(n, dtype=torch.int32)
+    m.jumps(a, x, skip, skip8, log2, inner, even, capped, half_sum, reps)  # type: ignore[attr-defined]
     a64, x64 = a.cpu().numpy().astype(np.int64), x.double().cpu().numpy()
     assert _ints(skip) == [_sum_skip(int(v), reps) for v in a64]
     assert _ints(skip8) == [_sum_skip(int(v), 8) for v in a64]
@@ -220,6 +221,7 @@ def test_break_and_continue(schedule: str) -> None:
     _close(inner, np.array([_inner_break(float(xv), k) for xv, k in zip(x64, c_mod, strict=True)]), tol=1e-4)
     assert _ints(even) == [_even_sum(int(np.fmod(v, 13))) for v in a64]
     assert int(capped[0]) == int(np.clip(np.minimum(a64, reps), 0, None).sum())
+    assert _ints(half_sum) == [sum(i for i in range(reps) if 2 * i < reps)] * n
 
 
 def test_a_known_trip_loop_with_break_stays_unrolled() -> None:
@@ -229,8 +231,11 @@ def test_a_known_trip_loop_with_break_stays_unrolled() -> None:
     assert "def _device_SUM_SKIP8(v):" in source  # no loop of the program: a jit helper
     kernel = source.split("def jumps_k0(")[1].split("_FN[")[0]
     assert "_device_SUM_SKIP8(" in kernel
-    # SUM_SKIP, LOG2, INNER_BREAK's two, EVEN_SUM, ADD_CAPPED: loops of the program
-    assert kernel.count("while go") == 6
+    # SUM_SKIP, LOG2, INNER_BREAK's two, EVEN_SUM, ADD_CAPPED, HALF_SUM: loops of the program; HALF_SUM's
+    # break the same in every thread: the program's while on one flag, no flag per thread
+    assert kernel.count("while go") == 7
+    half_sum = kernel.split("while go_9:")[1].split("tl.store(")[0]
+    assert "active" not in half_sum and "go_9 = (broke_loop" in half_sum
 
 
 # ----------------------------------------------------------------------------- return in run-time loops
@@ -402,7 +407,7 @@ REPS = [5, "int32"]
         ("loop_atomics", "source", [S32, F32, [[4], "int32"], [[1], "float32"], S32, S32, REPS]),
         ("nested", "auto", [S32, S32, F32, F32, S32, S32, [[1], "int32"], S32, REPS]),
         ("do_loops", "source", [F32, S32, F32, S32, F32, S32, S32]),
-        ("jumps", "auto", [S32, F32, S32, S32, S32, F32, S32, [[1], "int32"], REPS]),
+        ("jumps", "auto", [S32, F32, S32, S32, S32, F32, S32, [[1], "int32"], S32, REPS]),
         ("searches", "source", [S32, F32, S32, S32, F32, S32, S32, [[2], "int32"], REPS]),
         ("pointers", "auto", [S32, [[10], "int32"], [[1100], "float32"], F32, S32, [9, "int32"]]),
     ],
