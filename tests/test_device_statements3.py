@@ -344,6 +344,18 @@ __device__ float NEXT(const float* p) {
 __device__ float TWICE(const float* p) {
   return p[1][2];
 }
+__device__ int MERGES(int v, int n) {
+  int s = 0, t = 1;
+  int i = 0;
+  do {
+    i++;
+    int j = 0;
+    do { j++; s += v + s; if (n + v != s) break; s += j + s; } while (j < n);
+    t = 0;
+    if (s + s > v) { if (i * v == n) continue; } else { t = n + 5; }
+  } while (i < 6);
+  return s + t;
+}
 __co__ void uses_FOREVER(global f32 [N] a) {
   parallel p by N : block { a.at(p) = call FOREVER(a.at(p)); }
 }
@@ -364,6 +376,9 @@ __co__ void uses_NEXT(global f32 [M, N] a) {
 }
 __co__ void uses_TWICE(global f32 [N] a) {
   parallel p by N : block { a.at(p) = call TWICE(&a.at(p)); }
+}
+__co__ void uses_MERGES(global s32 [N] a) {
+  parallel p by N : block { a.at(p) = call MERGES(a.at(p), N); }
 }
 """
 
@@ -394,6 +409,8 @@ def test_what_stays_refused_is_named_at_its_line() -> None:
         in refusal("uses_NEXT")
     )
     assert "indexing of an element of 'p' at line 30" in refusal("uses_TWICE")
+    # (a loop unrolled around a loop of a run-time trip count: each trip's values read the last's)
+    assert "a body whose values read one another along more than 200000 paths" in refusal("uses_MERGES")
 
 
 # ----------------------------------------------------------------------------- sm_90a

@@ -77,6 +77,28 @@ SHUFFLES = {
 SHUFFLE_BUILTINS = frozenset(b for b, _ in SHUFFLES.values())
 
 
+MAX_PATHS = 200_000  # nodes of an expanded helper's body counted once per path to them
+
+
+def _paths(*roots: A.Node) -> int:
+    """The nodes under ``roots`` counted once per path to them (a shared named value once per
+    reader): what a walk of the expression visits."""
+    memo: dict[int, int] = {}
+    for root in roots:  # (children first: no recursion)
+        stack: list[tuple[A.Node, bool]] = [(root, False)]
+        while stack:
+            n, done = stack.pop()
+            if id(n) in memo:
+                continue
+            kids = list(n.children())
+            if done:
+                memo[id(n)] = 1 + sum(memo[id(k)] for k in kids)
+                continue
+            stack.append((n, True))
+            stack.extend((k, False) for k in kids if id(k) not in memo)
+    return sum(memo[id(r)] for r in roots)
+
+
 @dataclass
 class DeviceParam:
     name: str
@@ -115,7 +137,7 @@ class DeviceFunction:
         """Every node of the body and of its named values."""
         if self.body is None:
             return []
-        return [n for e in (*(e for _, e in self.lets), *self.effects, self.body) for n in e.walk()]
+        return list(A.walk_once(*(e for _, e in self.lets), *self.effects, self.body))
 
     @property
     def has_effects(self) -> bool:
@@ -147,6 +169,14 @@ class DeviceFunction:
         self.body = sub(self.body)
         self.effects = [sub(e) for e in self.effects]
         self.lets = []
+        paths = _paths(self.body, *self.effects)
+        if paths > MAX_PATHS:  # (the later stages look at an expression along each of its paths)
+            self.body, self.effects = None, []
+            self.refusal = (
+                f"a body whose values read one another along more than {MAX_PATHS} paths (about {paths}) once"
+                " expanded at its call: write it with fewer merges of locals (loops unrolled around loops"
+                " of a run-time trip count, 'if's or 'break's that change many locals)"
+            )
 
     @property
     def loops(self) -> bool:
