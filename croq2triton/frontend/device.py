@@ -150,10 +150,14 @@ class DeviceFunction:
         if self.body is None or not self.lets:
             return
         values: dict[str, A.Expr] = {}
+        seen: set[int] = set()  # (a node several share, a loop its values read: looked into once)
 
         def sub(e: A.Expr) -> A.Expr:
             if isinstance(e, A.Name) and e.name in values:
                 return values[e.name]
+            if id(e) in seen:
+                return e
+            seen.add(id(e))
             for f in fields(e):
                 v = getattr(e, f.name)
                 if f.name in ("span", "device", "written", "effects", "expanded"):
