@@ -127,6 +127,10 @@ class Span:
     def __repr__(self) -> str:
         return f"{self.file}:{self.line}:{self.col}"
 
+    def __deepcopy__(self, memo: dict[int, object]) -> Span:
+        """A span itself: nothing changes one, and a copy of a node need not copy the source map."""
+        return self
+
     # Spans never take part in AST equality.
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Span)

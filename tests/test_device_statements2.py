@@ -4,7 +4,7 @@ against float64 / exact integer references -- C's conversions on assignment to `
 locals of a template's type, helpers that call helpers (template ones, statement bodies, four levels),
 void and value helpers with several atomics, atomics under conditions and kept old values (every lane
 runs its own, the same address and value in all lanes included); and what stays refused, named at
-its line (recursion, loops of a run-time trip count, ``while``)."""
+its line (recursion, a loop without a way to end)."""
 
 from __future__ import annotations
 
@@ -321,13 +321,11 @@ def test_recursion_and_what_stays_refused_are_named_at_their_line() -> None:
     assert "uses_HALVINGS" not in message  # a 'while' of the kernel (the same condition in every thread)
     assert "a value of the template's type 'T', which no parameter has at line 15" in refusal("uses_NO_PARAM")
     assert "an 'auto' local without a value at line 20" in refusal("uses_LATE")
-    assert "a 'for' loop of a run-time trip count at line 25 inside another such loop" in refusal("uses_NESTED_RUNTIME")
-    assert "a 'return' in a 'for' loop of a run-time trip count at line 29" in refusal("uses_RETURN_IN_LOOP")
-    assert "an atomic or a call of a helper with atomics in a 'for' loop of a run-time trip count at line 34" in (
-        refusal("uses_ATOMIC_IN_LOOP")
-    )
-    assert "a 'for' loop of more than 64 iterations at line 37 without a condition" in refusal("uses_FOREVER")
-    assert "a 'do' loop at line 41" in refusal("uses_DO_LOOP")
+    # (refused until tests/test_device_statements3.py: a run-time loop inside another, with a 'return' or an
+    # atomic in it, 'do' loops)
+    for fn in ("uses_NESTED_RUNTIME", "uses_RETURN_IN_LOOP", "uses_ATOMIC_IN_LOOP", "uses_DO_LOOP"):
+        assert fn not in message
+    assert "a 'for' loop of more than 64 iterations at line 37 without a way to end" in refusal("uses_FOREVER")
 
 
 # ----------------------------------------------------------------------------- sm_90a

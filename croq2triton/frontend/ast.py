@@ -48,6 +48,22 @@ def child_fields(n: Node) -> tuple[str, ...]:
     return _child_fields(type(n))
 
 
+def walk_once(*roots: Node) -> Iterator[Node]:
+    """Every node under ``roots`` once: a node that several parents share (a helper's named value,
+    frontend/device.py) is visited once, not once per path to it."""
+    seen: set[int] = set()
+    stack: list[Node] = list(reversed(roots))
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        yield n
+        kids = _children(n)
+        kids.reverse()
+        stack.extend(kids)
+
+
 def rewrite(node: Any, change: Callable[[Any], Any | None]) -> Any:
     """``node`` with every sub-node that ``change`` replaces (returns other than None) replaced, in
     place; ``change`` sees a node before the nodes under it and a replacement is not looked into."""

@@ -77,6 +77,28 @@ SHUFFLES = {
 SHUFFLE_BUILTINS = frozenset(b for b, _ in SHUFFLES.values())
 
 
+MAX_PATHS = 200_000  # nodes of an expanded helper's body counted once per path to them
+
+
+def _paths(*roots: A.Node) -> int:
+    """The nodes under ``roots`` counted once per path to them (a shared named value once per
+    reader): what a walk of the expression visits."""
+    memo: dict[int, int] = {}
+    for root in roots:  # (children first: no recursion)
+        stack: list[tuple[A.Node, bool]] = [(root, False)]
+        while stack:
+            n, done = stack.pop()
+            if id(n) in memo:
+                continue
+            kids = list(n.children())
+            if done:
+                memo[id(n)] = 1 + sum(memo[id(k)] for k in kids)
+                continue
+            stack.append((n, True))
+            stack.extend((k, False) for k in kids if id(k) not in memo)
+    return sum(memo[id(r)] for r in roots)
+
+
 @dataclass
 class DeviceParam:
     name: str
@@ -115,7 +137,7 @@ class DeviceFunction:
         """Every node of the body and of its named values."""
         if self.body is None:
             return []
-        return [n for e in (*(e for _, e in self.lets), *self.effects, self.body) for n in e.walk()]
+        return list(A.walk_once(*(e for _, e in self.lets), *self.effects, self.body))
 
     @property
     def has_effects(self) -> bool:
@@ -128,10 +150,14 @@ class DeviceFunction:
         if self.body is None or not self.lets:
             return
         values: dict[str, A.Expr] = {}
+        seen: set[int] = set()  # (a node several share, a loop its values read: looked into once)
 
         def sub(e: A.Expr) -> A.Expr:
             if isinstance(e, A.Name) and e.name in values:
                 return values[e.name]
+            if id(e) in seen:
+                return e
+            seen.add(id(e))
             for f in fields(e):
                 v = getattr(e, f.name)
                 if f.name in ("span", "device", "written", "effects", "expanded"):
@@ -147,6 +173,14 @@ class DeviceFunction:
         self.body = sub(self.body)
         self.effects = [sub(e) for e in self.effects]
         self.lets = []
+        paths = _paths(self.body, *self.effects)
+        if paths > MAX_PATHS:  # (the later stages look at an expression along each of its paths)
+            self.body, self.effects = None, []
+            self.refusal = (
+                f"a body whose values read one another along more than {MAX_PATHS} paths (about {paths}) once"
+                " expanded at its call: write it with fewer merges of locals (loops unrolled around loops"
+                " of a run-time trip count, 'if's or 'break's that change many locals)"
+            )
 
     @property
     def loops(self) -> bool:
@@ -474,6 +508,16 @@ class _Reader(StatementReader):
 
     def postfix(self, e: A.Expr) -> A.Expr:
         t = self.peek()
+        param = self.params.get(e.name) if isinstance(e, A.Name) else None
+        if t.text == "[" and param is not None and param.pointer:  # ``p[i]`` is ``*(p + i)``
+            self.take()
+            index = self.expr()
+            close = self.expect("]")
+            sp = self.sp(e.span.start if e.span is not None and e.span.offsets_known else t.start, close.end)
+            element = A.Unary("*", A.Paren(A.Binary("+", e, index, span=sp), span=sp), span=sp)
+            if self.peek().text == "[":
+                raise _Refused(f"indexing of an element of '{e.name}'{self.line_of(self.peek())}")
+            return element
         if t.text in ("[", ".", "->", "++", "--"):
             what = {"[": "indexing", ".": "a member access", "->": "a member access"}.get(t.text, f"'{t.text}'")
             raise _Refused(f"{what}{self.line_of(t)}")

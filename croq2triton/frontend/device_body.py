@@ -2,30 +2,36 @@
 (a mixin of frontend/device.py's reader).
 
 A body of local declarations with initialisers, assignments and compound assignments to locals,
-``++`` / ``--`` statements, ``if`` / ``else`` (with early ``return``s), ``for`` loops whose trip count
-is known at translation (at most :data:`MAX_TRIPS` iterations, unrolled) and a final ``return`` is
-one expression by substitution: each local has, at each point of the body, a value over the
-parameters; reading it reads that value, an ``if`` merges the values of its two branches with
+``++`` / ``--`` statements, ``if`` / ``else`` (with early ``return``s), ``for`` / ``while`` / ``do``
+loops whose trip count is known at translation (at most :data:`MAX_TRIPS` iterations, unrolled) and a
+final ``return`` is one expression by substitution: each local has, at each point of the body, a value
+over the parameters; reading it reads that value, an ``if`` merges the values of its two branches with
 ``?:``, and a ``return`` under a condition makes the rest of the body the other side of a ``?:``.
-A loop is read again for each iteration, its counter a constant.  A ``for`` or ``while`` loop
-whose condition is not known at translation (a bound given at run time), or that runs longer than
-that, is an A.DeviceLoop from there: its body read once over names of the locals it changes,
-lifted where the call is expanded (lift/helpers.py).  A value given to a local (or
-merged by an ``if``) that is more than a name or a literal is named (``count_2``, a line of the
-``@triton.jit`` helper), so that reading it twice does not compute it twice.  C's conversions stay: a value
-given to a local of a declared type is converted to that type (``int k = x / 2`` truncates), one
-given to an ``auto`` local to the type of its first value, one given to a local of a template's
-type ``T`` to the type of a parameter of type ``T`` (A.ConvertLike: the type is the argument's,
-known where the call is lifted), and each ``return`` of several converts to the function's type.
+A loop is read again for each iteration, its counter a constant.  ``break`` / ``continue`` set flags
+of their loop (locals of it, :class:`Jumps`): a statement after one in the loop's body runs where
+neither is set (the locals keep their values where one is: merged like an ``if``), the next
+iteration where no ``break`` is.  A ``for`` / ``while`` / ``do`` loop whose condition is not known at
+translation (a bound given at run time), or that runs longer than that, is an A.DeviceLoop from
+there: its body read once over names of the locals it changes, lifted where the call is expanded
+(lift/helpers.py); the conditions it is reached under are part of its condition, its ``break`` flag
+and (where its body returns) a flag and the value returned are locals of it, and loops inside it are
+loops inside its body.  A value given to a local (or merged by an ``if``) that is more than a name or
+a literal is named (``count_2``, a line of the ``@triton.jit`` helper), so that reading it twice does
+not compute it twice.  C's conversions stay: a value given to a local of a declared type is converted
+to that type (``int k = x / 2`` truncates), one given to an ``auto`` local to the type of its first
+value, one given to a local of a template's type ``T`` to the type of a parameter of type ``T``
+(A.ConvertLike: the type is the argument's, known where the call is lifted), and each ``return`` of
+several converts to the function's type.
 
 Effects (atomics through pointer parameters, calls of helpers that have effects, any call in a
 statement of its own) are named values too (``old_1``, the atomic's old value), listed in the order
 the statements run them (``DeviceFunction.effects``): a call runs each, read or not.  One under
 conditions (the enclosing ``if``s, the ``return``s before it, a ``?:`` or ``&&`` around it) is
-``cond ? atomic : 0``, which the lifting masks by ``cond``.  Everything else is refused naming the
-construct at its line: ``do`` loops, a run-time loop inside another or with a ``return`` or an
-effect in it, arrays, address-taking of locals, ``break`` / ``continue`` / ``goto``, stores through
-pointers.
+``cond ? atomic : 0``, which the lifting masks by ``cond``.  Effects in a loop of a run-time trip
+count are named values of the loop (run each iteration, where the thread runs it); the loop is then an
+effect itself.  Everything else is refused naming the construct at its line: an effect in the
+condition of a loop of a run-time trip count, a loop without a way to end, arrays, address-taking of
+locals, ``goto`` / ``switch``, a ``break`` / ``continue`` outside a loop, stores through pointers.
 """
 
 from __future__ import annotations
@@ -43,8 +49,7 @@ MAX_UNROLLED = 256  # iterations of all the loops of a body (nested ones multipl
 MAX_TERMS = 4000  # nodes of a value: substitution doubles a value read twice per statement
 ASSIGN_OPS = ("=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=")
 REFUSED_WORDS = {
-    "do": "a 'do' loop", "switch": "a 'switch'", "goto": "a 'goto'",
-    "break": "a 'break'", "continue": "a 'continue'", "asm": "inline asm", "__asm__": "inline asm",
+    "switch": "a 'switch'", "goto": "a 'goto'", "asm": "inline asm", "__asm__": "inline asm",
     "__asm": "inline asm", "__shared__": "a '__shared__' variable", "static": "a 'static' local",
     "extern": "an 'extern' declaration", "__syncthreads": "a barrier ('__syncthreads')",
     "__syncwarp": "a barrier ('__syncwarp')",
@@ -82,6 +87,28 @@ class Flow:
 Cond = A.Expr | bool  # a condition, or one known at translation
 
 
+@dataclass
+class Jumps:
+    """The flags of a loop whose body has ``break`` / ``continue`` (the names of locals of the
+    loop; None: no such statement)."""
+
+    brk: str | None
+    cont: str | None
+
+
+@dataclass
+class LoopText:
+    """Where the parts of a loop are in the text: its keyword, its condition, its step (None: not
+    a ``for``), its body and the end of its body; its flags."""
+
+    at: Any
+    cond_at: int
+    step_at: int | None
+    body_at: int
+    body_end: int
+    jumps: Jumps
+
+
 class StatementReader:
     """Reads ``{ statements }`` into one expression (see the module's docstring); the expression
     reader's methods (``expr``, ``peek``, ...) come from the class it is mixed into."""
@@ -114,7 +141,7 @@ class StatementReader:
     effect_names: list[str]  # the named values that are effects (``old_1``: an atomic), in order
     effectful: set[str]  # the helpers read before this one that have effects (their calls are effects)
     returns_like: A.Expr | None  # a template's return type: a parameter of that type
-    looping: bool  # reading the body of a loop of a run-time trip count
+    jumps: list[Jumps]  # the flags of the loops around the statement being read, innermost last
     reserved: set[str]  # names a loop of a run-time trip count uses (its state, its named values)
 
     # ------------------------------------------------------------ entry
@@ -124,7 +151,7 @@ class StatementReader:
         self.void, self.returns = void, returns
         self.declared, self.scope, self.returned = set(), [], []
         self.lets, self.unrolled, self.path, self.effect_names = [], 0, [], []
-        self.looping, self.reserved = False, set()
+        self.jumps, self.reserved = [], set()
         env = {
             name: Local(p.ctype, A.Name(name, span=None), p.pointer, A.Name(name) if p.template else None)
             for name, p in self.params.items()
@@ -193,8 +220,12 @@ class StatementReader:
             if flow.env is None:  # after a return on every path: never runs
                 self.skip_statement()
                 continue
+            stop = self.stopped(flow.env)  # (a 'break' / 'continue' before it in its loop's body)
+            if stop is True:
+                self.skip_statement()
+                continue
             with self.unless(flow.done):
-                then = self.statement(flow.env)
+                then = self.guarded(stop, flow.env, self.statement)
             flow = self.sequence(flow, then)
         self.take()
         return self.leave(flow, env)
@@ -235,8 +266,10 @@ class StatementReader:
             return self.return_(env)
         if t.text == "if":
             return self.if_(env)
-        if t.text in ("for", "while"):
+        if t.text in ("for", "while", "do"):
             return self.for_(env)
+        if t.text in ("break", "continue"):
+            return self.jump(env)
         if t.text in REFUSED_WORDS:
             raise Refused(f"{REFUSED_WORDS[t.text]}{self.line_of(t)}")
         if self.starts_declaration():
@@ -268,6 +301,12 @@ class StatementReader:
             if t.text == "if" and self.peek().text == "else":
                 self.take()
                 self.skip_statement()
+        elif t.text == "do":
+            self.skip_statement()
+            if self.peek().text == "while":
+                self.take()
+                self.skip_parens()
+                self.expect(";")
         elif t.text == "#":
             self.pos -= 1
             self.skip_line(t)
@@ -329,8 +368,9 @@ class StatementReader:
         flow = self.statement(dict(env))
         return self.leave(flow, env)
 
-    def merge(self, c: A.Expr, a: Flow, b: Flow) -> Flow:
-        """``if (c) a else b``: the flows of the two branches as one."""
+    def merge(self, c: A.Expr, a: Flow, b: Flow, fresh: set[str] | None = None) -> Flow:
+        """``if (c) a else b``: the flows of the two branches as one (``fresh``: locals ``b``
+        declares, which it alone sees)."""
 
         def done(f: Flow) -> Cond:
             return True if f.env is None else False if f.done is None else f.done
@@ -348,7 +388,8 @@ class StatementReader:
         elif b.env is None:
             env = a.env
         else:
-            env = {n: self.merge_local(c, a.env[n], b.env[n], n) for n in a.env}
+            env = {n: self.merge_local(c, a.env[n], b.env[n], n) for n in a.env if n not in (fresh or ())}
+            env.update({n: b.env[n] for n in fresh or () if n in b.env})
         if when is True:
             return Flow(None, None, value)
         if when is False:
@@ -361,90 +402,170 @@ class StatementReader:
             return a
         if a.value is None or b.value is None:
             return Local(a.ctype, None, a.fixed, a.like)
+        if a.ctype == "bool" and _is_test(c) and {_bool(a.value), _bool(b.value)} == {True, False}:
+            value = c if _bool(a.value) else self.negate(c)  # (a flag: the condition itself)
+            return Local(a.ctype, self.named(value, name), a.fixed, a.like)
         return Local(a.ctype, self.named(self.choose(c, a.value, b.value), name), a.fixed, a.like)
 
     def for_(self, env: dict[str, Local]) -> Flow:
-        """A ``for`` or ``while`` loop: unrolled while its condition is known at translation, the
-        rest of it a loop of its own (:meth:`runtime_loop`) from where it is not."""
+        """A ``for``, ``while`` or ``do`` loop: unrolled while its condition is known at translation
+        (a ``do`` loop's body once before it is looked at), the rest of it a loop of its own
+        (:meth:`runtime_loop`) from where it is not.  ``break`` / ``continue`` in its body set a
+        flag of the loop (:class:`Jumps`): what follows them in the iteration runs where neither
+        is set, the next iteration where no ``break`` is."""
         at = self.take()
-        self.expect("(")
         self.scope.append((set(), {}))
         inner = dict(env)
         step_at: int | None = None
-        if at.text == "for":
-            if self.starts_declaration():
-                self.declaration(inner)
-            elif self.peek().text != ";":
-                self.simple(inner, ";", consume=False)
-            self.expect(";")
-            cond_at = self.pos
-            self.pos = self.skip_to(";")
-            step_at = self.pos + 1
-            self.pos = self.skip_to(")", step_at)
-        else:
+        if at.text == "do":
+            body_at = self.pos
+            self.skip_statement()
+            body_end = self.pos
+            if self.peek().text != "while":
+                raise Refused(f"a 'do' loop without its 'while'{self.line_of(at)}")
+            self.take()
+            self.expect("(")
             cond_at = self.pos
             self.pos = self.skip_to(")")
-        body_at = self.pos + 1
-        self.pos = body_at
-        self.skip_statement()
+            self.expect(")")
+            self.expect(";")
+        else:
+            self.expect("(")
+            if at.text == "for":
+                if self.starts_declaration():
+                    self.declaration(inner)
+                elif self.peek().text != ";":
+                    self.simple(inner, ";", consume=False)
+                self.expect(";")
+                cond_at = self.pos
+                self.pos = self.skip_to(";")
+                step_at = self.pos + 1
+                self.pos = self.skip_to(")", step_at)
+            else:
+                cond_at = self.pos
+                self.pos = self.skip_to(")")
+            body_at = self.pos + 1
+            self.pos = body_at
+            self.skip_statement()
+            body_end = self.pos
         after = self.pos
+        jumps = self.loop_flags(inner, body_at, body_end)
+        loop = LoopText(at, cond_at, step_at, body_at, body_end, jumps)
         flow = Flow(inner)
         trips = 0
-        start = (Flow(inner), len(self.lets), len(self.effect_names), self.unrolled)  # (to read it again)
-        while flow.env is not None:
+        start = (Flow(dict(inner)), len(self.lets), len(self.effect_names), self.unrolled)  # (to read it again)
+        cond_end = step_at - 1 if step_at is not None else body_at - 1 if at.text != "do" else after - 2
+        always = not any(t.kind == "id" and t.text not in ("true", "false") for t in self.toks[cond_at:cond_end])
+        if always and cond_at < cond_end:  # (a condition of constants: one that holds)
             self.pos = cond_at
+            always = self.truth(self.value(inner)) is True
+        while flow.env is not None:
+            assert flow.env is not None
+            if self.truth_of(self.flag(flow.env, jumps.brk)) is True:
+                break  # (every path left it)
             go: bool | None = True
-            if self.peek().text not in (";", ")"):
-                go = self.truth(self.value(flow.env))
+            if not (at.text == "do" and trips == 0):  # (a ``do`` loop's first iteration: no test)
+                self.pos = cond_at
+                if self.peek().text not in (";", ")"):
+                    go = self.truth(self.value(flow.env))
             if go is None:
-                flow = self.runtime_loop(flow, at, cond_at, step_at, body_at, "of a run-time trip count")
+                flow = self.rest_at_run_time(flow, loop, "of a run-time trip count")
                 break
             if not go:
                 break
             trips += 1
             self.unrolled += 1
             if trips > MAX_TRIPS or self.unrolled > MAX_UNROLLED:  # too long to unroll: a loop from its start
-                flow, marks = start[0], start[1:]
+                flow, marks = Flow(dict(start[0].env or {}), start[0].done, start[0].value), start[1:]
                 del self.lets[marks[0] :], self.effect_names[marks[1] :]
                 self.unrolled = marks[2]
                 why = f"of more than {MAX_TRIPS} iterations" if trips > MAX_TRIPS else "in loops too long to unroll"
-                flow = self.runtime_loop(flow, at, cond_at, step_at, body_at, why)
+                flow = self.rest_at_run_time(flow, loop, why)
                 break
-            self.pos = body_at
-            with self.unless(flow.done):
-                then = self.branch(flow.env)
-            flow = self.sequence(flow, then)
-            if flow.env is None:
+            flow = self.iteration(flow, loop)
+            if at.text == "do" and trips == 1:  # (too long: unrolled once, a loop from the second)
+                again = Flow(dict(flow.env or {}), flow.done, flow.value)
+                start = (again, len(self.lets), len(self.effect_names), self.unrolled)
+            if (
+                always
+                and flow.env is not None
+                and (flow.done is not None or self.truth_of(self.flag(flow.env, jumps.brk)) is not False)
+            ):  # (no bound, left where a value of a thread says: a loop from its start, not 64 unrolled)
+                flow, marks = Flow(dict(start[0].env or {}), start[0].done, start[0].value), start[1:]
+                del self.lets[marks[0] :], self.effect_names[marks[1] :]
+                self.unrolled = marks[2]
+                flow = self.rest_at_run_time(flow, loop, "without a bound")
                 break
-            self.step(flow.env, step_at)
         self.pos = after
         return self.leave(flow, env)
 
-    def step(self, env: dict[str, Local], step_at: int | None) -> None:
+    def iteration(self, flow: Flow, loop: LoopText) -> Flow:
+        """One unrolled iteration of ``loop`` from ``flow``: its body (where no ``break`` is set and
+        no ``return`` ran), then its step (where no ``break`` is set)."""
+        assert flow.env is not None
+        env = dict(flow.env)
+        if loop.jumps.cont is not None:
+            env[loop.jumps.cont] = Local("bool", A.BoolLit(False))
+        self.pos = loop.body_at
+        self.jumps.append(loop.jumps)
+        try:
+            with self.unless(flow.done):
+                then = self.guarded(self.stopped(env), env, self.branch)
+        finally:
+            self.jumps.pop()
+        flow = self.sequence(flow, then)
+        if flow.env is None or loop.step_at is None:
+            return flow
+        stop = self.truth_of(self.flag(flow.env, loop.jumps.brk))
+        if stop is True:
+            return flow
+        with self.unless(flow.done):  # (the loop's own locals, its counter: read by no one after a 'break')
+            stepped = self.guarded(stop, flow.env, lambda e: self.step(e, loop.step_at), self.scope[-1][0])
+        return Flow(stepped.env, flow.done, flow.value)
+
+    def step(self, env: dict[str, Local], step_at: int | None) -> Flow:
         """The step of a ``for`` loop (``++i``, ``i += 2``, ``i = 2 * i``)."""
         if step_at is None:
-            return
+            return Flow(env)
         self.pos = step_at
         if self.peek().text != ")":
             self.simple(env, ")", consume=False)
         if self.peek().text != ")":
             raise Refused(f"'{self.peek().text}' in the step of a 'for' loop{self.line_of(self.peek())}")
+        return Flow(env)
 
-    def runtime_loop(self, flow: Flow, at: Any, cond_at: int, step_at: int | None, body_at: int, why: str) -> Flow:
+    def rest_at_run_time(self, flow: Flow, loop: LoopText, why: str) -> Flow:
+        """The rest of ``loop`` from ``flow`` a loop of the program (:meth:`runtime_loop`), where no
+        ``return`` before it ran."""
+        with self.unless(flow.done):
+            rest = self.runtime_loop(flow, loop, why)
+        return self.sequence(flow, rest)
+
+    def runtime_loop(self, flow: Flow, loop: LoopText, why: str) -> Flow:
         """The rest of a loop whose condition is not known at translation (a bound given at run
-        time, or too many iterations to unroll: ``why``), from ``flow``: an A.DeviceLoop over the locals it changes, which each thread runs
-        while its own condition holds (a condition the threads share: a loop of the program).  Its
-        body is read once over names of those locals (``x_loop1``); its named values stay in it.
-        Refused: such a loop after a ``return`` under a condition, inside another, with a ``return``
-        or an effect (an atomic) in its body, or without a condition (it would never end)."""
+        time, or too many iterations to unroll: ``why``), from ``flow``: an A.DeviceLoop over the
+        locals it changes, which each thread runs while its own condition holds (a condition the
+        threads share: a loop of the program).  Its body is read once over names of those locals
+        (``x_loop1``); its named values stay in it (a loop inside it, atomics: run each iteration,
+        where the thread runs it).  The conditions it is reached under (``if``s, earlier
+        ``return``s) are part of its condition; a ``break`` flag and, where its body returns, a
+        flag and the value returned are locals of it too (the thread stops once one is set).  The
+        loop is an effect where its body has one (it runs whether or not its values are read).
+        Refused: a loop without a way to end (no condition, no ``break``, no ``return``), an
+        effect in its condition."""
+        at, jumps = loop.at, loop.jumps
         what = f"a '{at.text}' loop {why}{self.line_of(at)}"
-        if flow.done is not None:
-            raise Refused(f"{what} after a 'return' under a condition")
-        if self.looping:
-            raise Refused(f"{what} inside another such loop")
-        env = flow.env
-        assert env is not None
-        names = [n for n, local in env.items() if not local.fixed and local.value is not None]
+        assert flow.env is not None
+        env = dict(flow.env)
+        returned = value = None
+        if self.has_word(loop.body_at, loop.body_end, "return"):  # (a flag, and the value returned)
+            returned = self.fresh_local("returned")
+            env[returned] = Local("bool", A.BoolLit(False))
+            if not self.void:
+                value = self.fresh_local("result")
+                zero = self.convert(A.IntLit(0, "0"), self.returns, self.returns_like)
+                env[value] = Local(self.returns, zero, like=self.returns_like)
+        names = [n for n, local in env.items() if not local.fixed and local.value is not None and n != jumps.cont]
         taken = {n for n, _ in self.lets} | set(self.params) | self.values | self.reserved
         state: dict[str, str] = {}
         for n in names:
@@ -458,25 +579,59 @@ class StatementReader:
         for n in names:
             inner[n] = Local(env[n].ctype, A.Name(state[n]), env[n].fixed, env[n].like)
         mark, effects = len(self.lets), len(self.effect_names)
-        self.looping = True
-        try:
-            self.pos = cond_at
-            if self.peek().text in (";", ")"):
-                raise Refused(f"{what} without a condition (it never ends: 'break' is refused)")
+        self.pos = loop.cond_at
+        if self.peek().text in (";", ")"):
+            cond: A.Expr = A.BoolLit(True)
+        else:
             cond = self.value(inner)
-            self.pos = body_at
-            body = self.branch(inner)
-            if body.env is None or body.done is not None:
-                raise Refused(f"a 'return' in {what}")
-            self.step(body.env, step_at)
-        finally:
-            self.looping = False
         if len(self.effect_names) > effects:
-            raise Refused(f"an atomic or a call of a helper with atomics in {what}")
+            raise Refused(f"an atomic or a call of a helper with atomics in the condition of {what}")
+        if self.truth(cond) is True and jumps.brk is None and returned is None:
+            raise Refused(f"{what} without a way to end (no condition, 'break' or 'return')")
+        for flag in (jumps.brk, returned):
+            if flag is not None:
+                whole = self.both(self.negate(A.Name(state[flag])), cond)
+                assert not isinstance(whole, bool)
+                cond = whole
+        for c in reversed(self.path):  # (where the loop is not reached, no thread runs it)
+            whole = self.both(c, cond)
+            assert not isinstance(whole, bool)
+            cond = whole
+        for flag in (jumps.brk, jumps.cont, returned):  # (none is set where an iteration starts)
+            if flag is not None:
+                inner[flag] = Local("bool", A.BoolLit(False))
+        self.pos = loop.body_at
+        self.jumps.append(jumps)
+        try:
+            body = self.branch(inner)
+        finally:
+            self.jumps.pop()
+        updates: dict[str, A.Expr] = {n: A.Name(state[n]) for n in names}
+        if body.env is not None:
+            stop = self.truth_of(self.flag(body.env, jumps.brk))
+            if stop is not True:
+                with self.unless(body.done):
+                    stepped = self.guarded(stop, body.env, lambda e: self.step(e, loop.step_at), self.scope[-1][0])
+                body = Flow(stepped.env, body.done, body.value)
+            assert body.env is not None
+            for n in names:
+                local = body.env[n]
+                if local.value is None:
+                    raise Refused(f"'{n}' without a value at the end of an iteration of {what}")
+                updates[n] = local.value
+        if returned is not None:
+            updates[returned] = A.BoolLit(True) if body.env is None else body.done or A.BoolLit(False)
+            if value is not None and body.value is not None:  # (the value where it returned this time)
+                done: Cond = True if body.env is None else body.done or False
+                updates[value] = self.choose(done, body.value, A.Name(state[value]))
+        if len(self.effect_names) > effects:
+            del self.effect_names[effects:]  # (the loop's named values: they run in it)
+            ran = True
+        else:
+            ran = False
         lets = self.lets[mark:]
         del self.lets[mark:]
         self.reserved |= {n for n, _ in lets}
-        updates = {n: body.env[n].value for n in names}
         changed = [n for n in names if not (isinstance(updates[n], A.Name) and updates[n].name == state[n])]
         kept = {state[n]: env[n].value for n in names if n not in changed}  # (the loop does not change them)
 
@@ -485,9 +640,9 @@ class StatementReader:
 
         cond = A.rewrite(cond, before)
         values = [A.rewrite(e, before) for _, e in lets]
-        if not changed:  # a loop that changes no local computes nothing
-            return Flow(env)
-        loop = A.DeviceLoop(
+        if not changed and not ran:  # a loop that changes no local and has no effect computes nothing
+            return Flow(flow.env)
+        node = A.DeviceLoop(
             [state[n] for n in changed],
             [copy.deepcopy(env[n].value) for n in changed],  # type: ignore[misc]
             cond,
@@ -496,11 +651,91 @@ class StatementReader:
             [A.rewrite(updates[n], before) for n in changed],
             span=self.sp(at.start, at.end),
         )
-        out = dict(env)
+        if ran:  # (its effects run where the loop is, in the order of the others)
+            name = self.named(A.LoopOut(node, 0 if changed else -1, span=node.span), "loop")
+            assert isinstance(name, A.Name)
+            self.effect_names.append(name.name)
+        out = dict(flow.env)
+        outs: dict[str, A.Expr] = {}
         for i, n in enumerate(changed):
-            value = self.named(A.LoopOut(loop, i, span=loop.span), n)
-            out[n] = Local(env[n].ctype, value, env[n].fixed, env[n].like)
-        return Flow(out)
+            outs[n] = self.named(A.LoopOut(node, i, span=node.span), n)
+            if n in out:
+                out[n] = Local(env[n].ctype, outs[n], env[n].fixed, env[n].like)
+        if returned is None or returned not in outs:
+            return Flow(out)
+        result = outs.get(value) if value is not None else None
+        if result is None:
+            result = env[value].value if value is not None else A.IntLit(0, "0")
+        assert result is not None
+        return Flow(out, outs[returned], result)
+
+    # ------------------------------------------------------------ break / continue
+    def loop_flags(self, env: dict[str, Local], body_at: int, body_end: int) -> Jumps:
+        """The flags of a loop whose body has a ``break`` / ``continue`` (locals of the loop, named
+        apart from every name of the body's text), ``False`` where it starts."""
+        jumps = Jumps(None, None)
+        for word, role in (("break", "brk"), ("continue", "cont")):
+            if self.has_word(body_at, body_end, word):
+                name = self.fresh_local("broke" if word == "break" else "skip")
+                self.declare(env, name, Local("bool", A.BoolLit(False)))
+                setattr(jumps, role, name)
+        return jumps
+
+    def jump(self, env: dict[str, Local]) -> Flow:
+        """``break;`` / ``continue;``: the innermost loop's flag set."""
+        t = self.take()
+        self.expect(";")
+        jumps = self.jumps[-1] if self.jumps else None
+        name = None if jumps is None else jumps.brk if t.text == "break" else jumps.cont
+        if name is None:
+            raise Refused(f"a '{t.text}' outside a loop{self.line_of(t)}")
+        env[name] = Local("bool", A.BoolLit(True, span=self.sp(t.start, t.end)))
+        return Flow(env)
+
+    def stopped(self, env: dict[str, Local]) -> Cond:
+        """Whether a ``break`` or ``continue`` of the innermost loop ran (its statements after it do not)."""
+        if not self.jumps:
+            return False
+        jumps = self.jumps[-1]
+        return self.either(self.truth_of(self.flag(env, jumps.brk)), self.truth_of(self.flag(env, jumps.cont)))
+
+    def flag(self, env: dict[str, Local], name: str | None) -> A.Expr | None:
+        if name is None or name not in env:
+            return None
+        return env[name].value
+
+    def truth_of(self, e: A.Expr | None) -> Cond:
+        """``e`` as a condition (None: one that never holds)."""
+        if e is None:
+            return False
+        known = self.truth(e)
+        return e if known is None else known
+
+    def guarded(self, stop: Cond, env: dict[str, Local], read: Any, own: set[str] | None = None) -> Flow:
+        """``read(env)`` (a statement) where ``stop`` does not hold: where it does, the locals keep
+        their values and nothing returns (``own``: locals that nothing reads where it holds, their
+        values as ``read`` leaves them)."""
+        if stop is False:
+            return read(env)  # type: ignore[no-any-return]
+        assert not isinstance(stop, bool)
+        before = dict(env)
+        declared = set(self.scope[-1][0])
+        with self.unless(stop):
+            then = read(dict(env))
+        return self.merge(stop, Flow(before), then, fresh=(self.scope[-1][0] - declared) | (own or set()))
+
+    def has_word(self, start: int, end: int, word: str) -> bool:
+        return any(t.text == word for t in self.toks[start:end])
+
+    def fresh_local(self, hint: str) -> str:
+        """A name for a local of the translator's own that no name of the function's text is."""
+        words = {t.text for t in self.toks if t.kind == "id"} | set(self.params) | self.values | self.reserved
+        k, name = 1, hint
+        while name in words or name in self.declared:
+            k += 1
+            name = f"{hint}{k}"
+        self.declared.add(name)
+        return name
 
     def skip_to(self, text: str, start: int | None = None) -> int:
         """The position of the next ``text`` outside parentheses from ``start``."""
@@ -752,6 +987,18 @@ class StatementReader:
 
     def negate(self, c: A.Expr) -> A.Expr:
         return A.Unary("!", A.Paren(copy.deepcopy(c), span=c.span), span=c.span)
+
+
+def _bool(e: A.Expr) -> bool | None:
+    return e.value if isinstance(e, A.BoolLit) else None
+
+
+def _is_test(e: A.Expr) -> bool:
+    """Is ``e`` a comparison or a logical operation (a value of type bool)?"""
+    e = A.unparen(e)
+    if isinstance(e, A.Unary):
+        return e.op == "!"
+    return isinstance(e, A.Binary) and e.op in ("<", ">", "<=", ">=", "==", "!=", "&&", "||")
 
 
 def fold(e: A.Expr) -> int | bool | None:

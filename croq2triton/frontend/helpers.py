@@ -130,6 +130,8 @@ def _kind(name: str, devices: dict[str, DeviceFunction], kinds: dict[str, str], 
                 kind = "inline"
     if kind == "inline":
         df.flatten()  # expanded at each call: one expression
+        if df.body is None:  # (too large once expanded)
+            kind = "refused"
     kinds[name] = kind
     return kind
 
@@ -258,6 +260,8 @@ def _settled(
             inline = inline or inner == "inline"
     if inline:
         df.flatten()
+        if df.body is None:
+            return df, False
     df.lets = [(n, _resolve(e, devices, kinds)) for n, e in df.lets]  # type: ignore[misc]
     df.body, *df.effects = _resolve([df.body, *df.effects], devices, kinds)  # type: ignore[misc]
     return df, inline
@@ -279,13 +283,13 @@ def _statement(s: A.CallStmt, devices: dict[str, DeviceFunction], kinds: dict[st
     if isinstance(expanded, A.Paren) and expanded.written is not None and _changes(value):
         s.call = dataclasses.replace(s.call, expanded=expanded)  # (one atomic under a condition)
         return s
-    if isinstance(value, A.Expr) and not any(isinstance(n, (A.Call, A.IncDec)) for n in value.walk()):
+    if isinstance(value, A.Expr) and not any(isinstance(n, (A.Call, A.IncDec)) for n in A.walk_once(value)):
         return A.Empty(span=s.span)  # a value nobody reads
     return s  # an atomic inside an expression: the lifting refuses the call (s.call.device)
 
 
 def _changes(e: A.Expr) -> bool:
-    return any(isinstance(n, A.Call) and n.kind in ("atomic", "call") for n in e.walk())
+    return any(isinstance(n, A.Call) and n.kind in ("atomic", "call") for n in A.walk_once(e))
 
 
 def _expand(c: A.Call, df: DeviceFunction, devices: dict[str, DeviceFunction], kinds: dict[str, str]) -> A.Expr:
@@ -300,7 +304,7 @@ def _expand(c: A.Call, df: DeviceFunction, devices: dict[str, DeviceFunction], k
         if p.pointer and isinstance(A.unparen(arg), A.At):  # an element, not its address (sema/calls.py)
             c.device = dataclasses.replace(df, body=None, refusal=f"a value given for its pointer parameter '{p.name}'")
             return c
-    reads = [n for e in (df.body, *df.effects) for n in e.walk()]
+    reads = list(A.walk_once(df.body, *df.effects))  # (a named value read twice: computed once)
     uses = {p.name: sum(isinstance(n, A.Name) and n.name == p.name for n in reads) for p in df.params}
     env: dict[str, A.Expr] = {}
     for p, arg in zip(df.params, c.args, strict=True):
@@ -317,6 +321,16 @@ def _expand(c: A.Call, df: DeviceFunction, devices: dict[str, DeviceFunction], k
     parts = list(copy.deepcopy((df.body, *df.effects)))  # (together: the values they share)
     parts = _rewrite(parts, lambda x: _read(env, x))  # type: ignore[assignment]
     parts = _rewrite(parts, _through_address)  # type: ignore[assignment]
+    for n in A.walk_once(*parts):
+        found = _address(n.operand) if isinstance(n, A.Unary) and n.op == "*" else None
+        if found is not None and len(found[0].indices) > 1:
+            line = f" at line {n.span.line}" if n.span is not None and n.span.line else ""
+            why = (
+                f"an element at an offset from the address of an element of a tensor of several dimensions{line}"
+                " (only a one-dimensional tensor's elements follow one another in its index)"
+            )
+            c.device = dataclasses.replace(df, body=None, refusal=why)
+            return c
     body, *effects = _resolve(parts, devices, kinds)  # type: ignore[misc]
     assert isinstance(body, A.Expr)
     if df.returns not in (None, "void") and not (isinstance(body, A.Call) and body.kind == "atomic"):
@@ -333,13 +347,38 @@ def _read(env: dict[str, A.Expr], x: object) -> object | None:
 
 
 def _through_address(x: object) -> object | None:
-    """``*&e`` is ``e`` (a pointer parameter given ``&t.at(i)``)."""
+    """``*&e`` is ``e`` (a pointer parameter given ``&t.at(i)``); ``*(&t.at(i) + k)`` (``p[k]``,
+    ``p + k`` of an atomic) is ``t.at(i + k)`` where ``t.at`` takes one index (the elements of a
+    tensor of more dimensions are not one after another in its last index)."""
     if isinstance(x, A.Unary) and x.op == "*":
-        inner = x.operand
-        while isinstance(inner, A.Paren):
-            inner = inner.expr
+        inner = A.unparen(x.operand)
         if isinstance(inner, A.Unary) and inner.op == "&":
             return _rewrite(inner.operand, _through_address)
+        found = _address(inner)
+        if found is not None and len(found[0].indices) == 1:
+            at, offset = found
+            assert offset is not None
+            index = A.Binary("+", A.Paren(at.indices[0]), A.Paren(offset), span=inner.span)
+            return _rewrite(A.At(at.base, [index], span=at.span), _through_address)
+    return None
+
+
+def _address(e: A.Expr) -> tuple[A.At, A.Expr | None] | None:
+    """``e`` as the address of an element and an offset from it (``&t.at(i) + k - m``: ``t.at(i)``
+    and ``k - m``; None: no offset), or None where it is not one."""
+    e = A.unparen(e)
+    if isinstance(e, A.Unary) and e.op == "&":
+        at = A.unparen(e.operand)
+        return (at, None) if isinstance(at, A.At) else None
+    if not (isinstance(e, A.Binary) and e.op in ("+", "-")):
+        return None
+    sides = [(e.lhs, e.rhs)] + ([(e.rhs, e.lhs)] if e.op == "+" else [])
+    for address, offset in sides:
+        found = _address(address)
+        if found is not None:
+            at, before = found
+            step: A.Expr = A.Paren(offset) if e.op == "+" else A.Unary("-", A.Paren(offset), span=e.span)
+            return at, step if before is None else A.Binary("+", A.Paren(before), step, span=e.span)
     return None
 
 

@@ -240,8 +240,8 @@ CALL_HINT = "calls into C++/CUDA device code have no Triton form: write the comp
 
 DEVICE_HINT = (
     "a __device__ helper translates when its body computes a value from its parameters (locals, assignments, "
-    "'if', 'for' / 'while' loops, 'return's, atomics through pointer parameters) with the CUDA intrinsics the"
-    " README lists"
+    "'if', 'for' / 'while' / 'do' loops, 'break' / 'continue', 'return's, atomics through pointer parameters)"
+    " with the CUDA intrinsics the README lists"
 )
 
 

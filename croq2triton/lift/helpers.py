@@ -84,7 +84,8 @@ class DeviceCalls:
                 known = memo[id(e)] = v
             return known
         if isinstance(e, A.LoopOut):
-            return self.device_loop(e.loop)[e.index]
+            values = self.device_loop(e.loop)
+            return values[e.index] if e.index >= 0 else Value(E.Const(0), "s32")  # (-1: run for its effects)
         return super().expr(e, want)  # type: ignore[misc]
 
     def device_loop(self, loop: A.DeviceLoop) -> list[Value]:
@@ -109,7 +110,8 @@ class DeviceCalls:
         shapes = [v.expr.shape for v in inits]
         for _ in range(len(shapes) + 2):  # the shapes the state takes: until the body keeps them
             trial = [E.Var(self.fresh(n), t, dims=sh) for n, t, sh in zip(loop.names, types, shapes, strict=True)]
-            outer, saved_lets = self.body, list(self.lets)
+            outer, saved_lets, known = self.body, list(self.lets), set(memo)
+            self.body = []  # (what the trial emits is dropped)
             self.scopes.append({n: Value(v, c) for n, v, c in zip(loop.names, trial, ctypes, strict=True)})
             try:
                 cond = self.truth(self.expr(loop.cond))
@@ -119,6 +121,7 @@ class DeviceCalls:
             finally:
                 self.scopes.pop()
                 self.body, self.lets = outer, saved_lets
+                _forget(memo, known)
             try:
                 wide = [E.broadcast(sh, u.shape, cond.shape) for sh, u in zip(shapes, ups, strict=True)]
             except E.ShapeError:
@@ -148,7 +151,7 @@ class DeviceCalls:
             self.emit(N.Let(flag, any_lane(active)), loop)
         else:
             self.emit(N.Let(flag, cond), loop)
-        outer, saved_lets = self.body, list(self.lets)
+        outer, saved_lets, known = self.body, list(self.lets), set(memo)
         self.body = []
         self.loop_depth += 1
         if active is not None:
@@ -183,6 +186,7 @@ class DeviceCalls:
             self.loop_depth -= 1
             self.scopes.pop()
             inner, self.body, self.lets = self.body, outer, saved_lets
+            _forget(memo, known)  # (a loop inside it: lifted again where it is read again)
         self.emit(N.While(flag, inner, tuple([*state, *([active] if active is not None else [])])), loop)
         values = [Value(v, c) for v, c in zip(state, ctypes, strict=True)]
         memo[id(loop)] = values
@@ -329,6 +333,13 @@ class DeviceCalls:
                 if isinstance(v, E.Var) and self.lane_axis.get(v.name) == axis and v.shape == want.shape:
                     return v
         return want
+
+
+def _forget(memo: dict[int, Any], known: set[int]) -> None:
+    """``memo`` without what was added to it since it held ``known`` (the loops and values lifted
+    inside a loop's body, whose variables are the body's)."""
+    for key in [k for k in memo if k not in known]:
+        del memo[key]
 
 
 def _outside(parts: tuple[A.Expr, ...]) -> list[A.Expr]:
