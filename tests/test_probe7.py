@@ -1,0 +1,291 @@
+"""Probe 7 of the language (issue 28): kernels in forms the earlier probes did not write
+(tests/programs/probe7/*.co): GEMM epilogues reading tensors, odd warp layouts, two accumulators,
+chained GEMMs, grouped and split-K GEMMs on tensor cores, pipelines of several roles and events,
+swizzled / zero-filled TMA, views of data-dependent origin, copies into `select`ed buffers, host
+code between launches, `__device__` helpers of CUDA intrinsics. Each runs in both schedules in the
+interpreter on ragged sizes with random inputs, outputs poisoned, compared with a float64 (or exact
+integer) reference written from the language's meaning."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from kernel_util import DEVICE
+from probe_util import SCHEDULES, Probe, d, out, same
+
+PROBE = Probe(Path(__file__).parent / "programs" / "probe7", seed=7)
+case, rnd = PROBE.case, PROBE.rnd
+I32, I8, F16, BF16 = torch.int32, torch.int8, torch.float16, torch.bfloat16
+G = "gemms.co"
+
+
+def h(*shape: int) -> torch.Tensor:
+    return rnd(*shape).to(F16)
+
+
+@case(G)
+def check_g_bias_relu_residual(f: Callable) -> None:
+    a, b, bias, res, c = h(37, 29), h(21, 29), rnd(21), rnd(37, 21), out(37, 21, dtype=F16)
+    f(a, b, bias, res, c)
+    want = torch.relu(d(a) @ d(b).T + d(bias)) + d(res)
+    same(c, want.half().double(), 2e-2)
+
+
+@case(G)
+def check_g_int8_scaled_transposed(f: Callable) -> None:
+    a, b = rnd(19, 45, dtype=I8, lo=-128, hi=128), rnd(23, 45, dtype=I8, lo=-128, hi=128)
+    sa, sb, ct = rnd(19), rnd(23), out(23, 19)
+    f(a, b, sa, sb, ct)
+    want = (a.cpu().long() @ b.cpu().long().T).double() * d(sa)[:, None] * d(sb)[None, :]
+    same(ct, want.T, 1e-4)
+
+
+@case(G)
+def check_g_warps_3x2(f: Callable) -> None:
+    a, b, c = h(53, 21), h(37, 21), out(53, 37)
+    f(a, b, c)
+    same(c, d(a) @ d(b).T, 1e-4)
+
+
+@case(G)
+def check_g_swiglu(f: Callable) -> None:
+    a, wg, wu, y = rnd(19, 27).to(BF16), rnd(21, 27).to(BF16), rnd(21, 27).to(BF16), out(19, 21)
+    f(a, wg, wu, y)
+    g, u = d(a) @ d(wg).T, d(a) @ d(wu).T
+    same(y, g * torch.sigmoid(g) * u, 1e-3)
+
+
+@case(G)
+def check_g_fused_mlp(f: Callable) -> None:
+    x, w1, w2, y = h(21, 37), h(29, 37) * 0.25, h(19, 29), out(21, 19)
+    f(x, w1, w2, y)
+    hid = torch.nn.functional.gelu(d(x) @ d(w1).T).half().double()
+    same(y, hid @ d(w2).T, 1e-3)
+
+
+@case(G)
+def check_g_grouped_mma(f: Callable) -> None:
+    sizes = [7, 0, 19, 3]
+    offs = torch.tensor([0, *torch.tensor(sizes).cumsum(0).tolist()], dtype=I32, device=DEVICE)
+    t = sum(sizes)
+    x, w, y = h(t, 21), h(4, 13, 21), out(t, 13)
+    f(x, w, offs, y)
+    want = torch.cat([d(x)[offs[e] : offs[e + 1]] @ d(w)[e].T for e in range(4)])
+    same(y, want, 1e-4)
+
+
+@case(G)
+def check_g_splitk_frag_atomic(f: Callable) -> None:
+    a, b = h(19, 75), h(23, 75)
+    c = torch.zeros(19, 23, device=DEVICE)
+    f(a, b, c, 3)
+    same(c, d(a) @ d(b).T, 1e-4)
+
+
+@case(G)
+def check_g_colrow_alpha_beta(f: Callable) -> None:
+    at, b, rs, cs, c = rnd(19, 21), rnd(27, 19), rnd(21), rnd(27), rnd(21, 27)
+    c0 = d(c)
+    f(at, b, rs, cs, c, 0.5, -2.0)
+    want = 0.5 * d(rs)[:, None] * d(cs)[None, :] * (d(at).T @ d(b).T) - 2.0 * c0
+    same(c, want, 2e-2)
+
+
+P = "pipes.co"
+
+
+@case(P)
+def check_p_two_producers(f: Callable) -> None:
+    a, b, c = h(70, 53), h(19, 53), out(70, 19)
+    f(a, b, c)
+    same(c, d(a) @ d(b).T, 1e-4)
+
+
+@case(P)
+def check_p_evict_swiz_rowmax(f: Callable) -> None:
+    x, y = h(21, 75), out(21)
+    f(x, y)
+    same(y, d(x).max(1).values)
+
+
+@case(P)
+def check_p_select_dst(f: Callable) -> None:
+    x, y = rnd(5, 8), out(5, 16)
+    f(x, y)
+    same(y, torch.cat([d(x) * 2, d(x) + 1], 1))
+
+
+@case(P)
+def check_p_rotate_prefetch2(f: Callable) -> None:
+    x, y = rnd(29, 8), out(8)
+    f(x, y)
+    same(y, d(x).sum(0), 1e-5)
+
+
+@case(P)
+def check_p_thread_producer_transpose(f: Callable) -> None:
+    x, y = rnd(19, 8), out(8, 19)
+    f(x, y)
+    same(y, d(x).T)
+
+
+@case(P)
+def check_p_ring_slot_views(f: Callable) -> None:
+    x, y = rnd(19, 53), out(19)
+    f(x, y)
+    same(y, d(x).sum(1), 1e-5)
+
+
+V = "views.co"
+
+
+@case(V)
+def check_v_data_origin(f: Callable) -> None:
+    x = rnd(45)
+    start = torch.tensor([0, 40, 13, 7, 44], dtype=I32, device=DEVICE)
+    ln = torch.tensor([8, 5, 0, 3, 1], dtype=I32, device=DEVICE)
+    y = out(5, 8)
+    f(x, start, ln, y)
+    want = torch.zeros(5, 8, dtype=torch.float64)
+    for b in range(5):
+        seg = d(x)[start[b] : start[b] + ln[b]]
+        want[b, : seg.numel()] = seg
+    same(y, want)
+
+
+@case(V)
+def check_v_span_as_transp3(f: Callable) -> None:
+    x, y = rnd(5, 12), out(5, 4, 3)
+    f(x, y)
+    same(y, d(x).reshape(5, 3, 4).transpose(1, 2))
+
+
+@case(V)
+def check_v_chunkat_floor3(f: Callable) -> None:
+    x = rnd(7, 10, 9)
+    y = torch.full((7, 10, 9), -5.0, device=DEVICE)
+    f(x, y)
+    want = torch.full((7, 10, 9), -5.0, dtype=torch.float64)
+    want[:6, :9, :] = d(x)[:6, :9, :] * -3
+    same(y, want)
+
+
+@case(V)
+def check_v_strided_downsample(f: Callable) -> None:
+    x, y = rnd(16, 24), out(8, 12)
+    f(x, y)
+    same(y, d(x)[::2, ::2])
+
+
+@case(V)
+def check_v_rank_change(f: Callable) -> None:
+    x, y = rnd(80), out(4, 4, 6)
+    f(x, y, 9)
+    want = torch.zeros(96, dtype=torch.float64)
+    want[: 80 - 9] = d(x)[9:]
+    same(y, want.reshape(4, 4, 6))
+
+
+@case(V)
+def check_v_sqz_4d(f: Callable) -> None:
+    q, y = rnd(2, 3, 13, 5), out(2, 3, 13)
+    f(q, y)
+    same(y, d(q).sum(3), 1e-5)
+
+
+@case(V)
+def check_v_swap_shared(f: Callable) -> None:
+    x, y = rnd(3, 16), out(3, 16)
+    f(x, y, 3)
+    v = d(x)
+    for _ in range(3):
+        p = torch.nn.functional.pad(v, (1, 1))
+        v = (p[:, :-2] + p[:, 1:-1] + p[:, 2:]) / 3
+    same(y, v)
+
+
+@case(V)
+def check_v_whole_width(f: Callable) -> None:
+    x, s, y = rnd(7, 45), rnd(7), out(7, 45)
+    f(x, s, y)
+    same(y, d(x) * d(s)[:, None])
+
+
+C = "cuda.co"
+
+
+def u32(v: np.ndarray) -> torch.Tensor:
+    return torch.from_numpy(v.astype(np.int64)).to(torch.uint32).to(DEVICE)
+
+
+def as_np(t: torch.Tensor) -> np.ndarray:
+    return t.cpu().to(torch.int64).numpy() & 0xFFFFFFFF
+
+
+@case(C)
+def check_c_bit_intrinsics(f: Callable) -> None:
+    n = 45
+    v = np.random.default_rng(71).integers(0, 2**32, n, dtype=np.uint64)
+    v[:3] = [0, 1, 0x80000000]
+    x = u32(v)
+    pc, lz, fs, rv = out(n, dtype=I32), out(n, dtype=I32), out(n, dtype=I32), out(n, dtype=torch.uint32)
+    f(x, pc, lz, fs, rv)
+    w = [int(a) for a in v]
+    assert pc.cpu().tolist() == [bin(a).count("1") for a in w]
+    assert lz.cpu().tolist() == [32 - a.bit_length() for a in w]
+    assert fs.cpu().tolist() == [(a & -a).bit_length() for a in w]
+    assert as_np(rv).tolist() == [int(f"{a:032b}"[::-1], 2) for a in w]
+
+
+@case(C)
+def check_c_ballot_count(f: Callable) -> None:
+    x, cnt = rnd(77), out(3, dtype=I32)
+    f(x, cnt)
+    p = torch.nn.functional.pad((x.cpu() > 0).int(), (0, 19))
+    same(cnt, p.reshape(3, 32).sum(1))
+
+
+@case(C)
+def check_c_bcast_sat(f: Callable) -> None:
+    x, y = rnd(5, 32), out(5, 32)
+    f(x, y)
+    same(y, (d(x) - d(x)[:, :1]).clamp(0, 1))
+
+
+@case(C)
+def check_c_cross_entropy(f: Callable) -> None:
+    x, lab, loss = rnd(6, 45), rnd(6, dtype=I32, lo=0, hi=45), out(6)
+    f(x, lab, loss)
+    same(loss, torch.nn.functional.cross_entropy(d(x), lab.cpu().long(), reduction="none"), 1e-5)
+
+
+@case(C)
+def check_c_morton_parity(f: Callable) -> None:
+    n = 77
+    g = np.random.default_rng(72)
+    xv, yv = g.integers(0, 2**32, n, dtype=np.uint64), g.integers(0, 2**32, n, dtype=np.uint64)
+    z, par, gray = out(n, dtype=torch.uint32), out(n, dtype=torch.uint32), out(n, dtype=torch.uint32)
+    f(u32(xv), u32(yv), z, par, gray)
+    xs, ys = [int(a) for a in xv], [int(a) for a in yv]
+    want_z = [sum(((a >> k) & 1) << (2 * k) | ((b >> k) & 1) << (2 * k + 1) for k in range(8)) for a, b in zip(xs, ys)]
+    assert as_np(z).tolist() == want_z
+    assert as_np(par).tolist() == [bin(a).count("1") & 1 for a in xs]
+    assert as_np(gray).tolist() == [a ^ (a >> 1) for a in xs]
+
+
+@case(C)
+def check_c_cluster_multicast(f: Callable) -> None:
+    a, b, c = h(70, 37), h(45, 37), out(70, 45)
+    f(a, b, c)
+    same(c, d(a) @ d(b).T, 1e-4)
+
+
+# ============================================================================ the test
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("cid", PROBE.params())
+def test_probe7(cid: str, schedule: str) -> None:
+    PROBE.run(cid, schedule)
