@@ -284,6 +284,125 @@ def check_c_cluster_multicast(f: Callable) -> None:
     same(c, d(a) @ d(b).T, 1e-4)
 
 
+H = "host.co"
+
+
+@case(H)
+def check_h_sgd_decay(f: Callable) -> None:
+    w, t = rnd(45), rnd(45)
+    want, lr = d(w), 0.5
+    f(w, t, 4, 0.5, 0.75)
+    for _ in range(4):
+        want = want - lr * (want - d(t))
+        lr *= 0.75
+    same(w, want, 1e-5)
+
+
+@case(H)
+def check_h_tree_passes(f: Callable) -> None:
+    x = rnd(77)
+    x0 = d(x)
+    tmp, total = out(77), out(1)
+    f(x, tmp, total)
+    same(total, x0.sum().reshape(1), 1e-4)
+
+
+@case(H)
+def check_h_chunked_launches(f: Callable) -> None:
+    x, y = rnd(23, 8), out(23, 8)
+    f(x, y, 5)
+    same(y, 2 * d(x) + (torch.arange(23) // 5).double()[:, None])
+
+
+@case(H)
+def check_h_return_tiles(f: Callable) -> None:
+    x, y = rnd(37), out(37)
+    r = f(x, y)
+    assert int(r) == 48 - 37, r
+    same(y, d(x).abs())
+
+
+X = "more.co"
+
+
+@case(X)
+def check_x_causal_flash(f: Callable) -> None:
+    s, dim = 37, 16
+    q, k, v, o = h(s, dim), h(s, dim), h(s, dim), out(s, dim)
+    f(q, k, v, o, 0.25)
+    sc = d(q) @ d(k).T * 0.25
+    sc = sc.masked_fill(torch.ones(s, s, dtype=torch.bool).triu(1), float("-inf"))
+    same(o, torch.softmax(sc, 1) @ d(v), 2e-2)
+
+
+@case(X)
+def check_x_bmm_shared_w(f: Callable) -> None:
+    a, w, c = h(3, 19, 21), h(23, 21), out(3, 19, 23)
+    f(a, w, c)
+    same(c, d(a) @ d(w).T, 1e-4)
+
+
+@case(X)
+def check_x_pad_conv3(f: Callable) -> None:
+    x, wt, y = rnd(3, 8, 8), rnd(3, 3), out(3, 8, 8)
+    f(x, wt, y)
+    want = torch.nn.functional.conv2d(d(x)[:, None], d(wt)[None, None], padding=1)[:, 0]
+    same(y, want, 1e-5)
+
+
+@case(X)
+def check_x_work_queue(f: Callable) -> None:
+    x, y = rnd(29, 16), out(29, 16)
+    counter = torch.zeros(1, dtype=I32, device=DEVICE)
+    f(x, y, counter)
+    same(y, d(x) ** 2)
+    assert int(counter.item()) == 8 + 3  # every program takes one past the end
+
+
+@case(X)
+def check_x_segmented_scan(f: Callable) -> None:
+    x = rnd(4, 32)
+    hd = (torch.rand(4, 32, generator=PROBE.gen) < 0.2).int()
+    hd[1, 0] = 0
+    y = out(4, 32)
+    f(x, hd.to(DEVICE), y)
+    want = d(x).clone()
+    for r in range(4):
+        for c in range(1, 32):
+            if not hd[r, c]:
+                want[r, c] += want[r, c - 1]
+    same(y, want, 1e-5)
+
+
+@case(X)
+def check_x_warp_bitonic(f: Callable) -> None:
+    x, y = rnd(3, 32), out(3, 32)
+    f(x, y)
+    same(y, d(x).sort(1).values)
+
+
+@case(X)
+def check_x_votes_ll(f: Callable) -> None:
+    x = rnd(5, 32)
+    x[0] = -x[0].abs() - 0.1  # none positive
+    x[1] = x[1].abs() + 0.1  # all positive
+    votes = out(5, 2, dtype=I32)
+    n = 37
+    v = np.random.default_rng(73).integers(0, 2**63, n, dtype=np.int64).astype(np.uint64) * np.uint64(2) + np.uint64(1)
+    v >>= np.random.default_rng(74).integers(0, 64, n).astype(np.uint64)
+    v[:2] = [0, 2**63]
+    u = torch.from_numpy(v.view(np.int64)).to(torch.uint64).to(DEVICE)
+    bits, rv = out(n, 3, dtype=I32), out(n, dtype=torch.uint64)
+    f(x, votes, u, bits, rv)
+    xs = x.cpu()
+    same(votes, torch.stack([(xs > 0).any(1), (xs > -2).all(1)], 1).int())
+    w = [int(a) for a in v]
+    want = [[bin(a).count("1"), 64 - a.bit_length(), (a & -a).bit_length()] for a in w]
+    assert bits.cpu().tolist() == want
+    got = rv.cpu().view(torch.int64).numpy().view(np.uint64)
+    assert [int(a) for a in got] == [int(f"{a:064b}"[::-1], 2) for a in w]
+
+
 # ============================================================================ the test
 @pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("cid", PROBE.params())
