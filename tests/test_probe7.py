@@ -17,6 +17,8 @@ import torch
 from kernel_util import DEVICE
 from probe_util import SCHEDULES, Probe, d, out, same
 
+from croq2triton.api import translate_full
+
 PROBE = Probe(Path(__file__).parent / "programs" / "probe7", seed=7)
 case, rnd = PROBE.case, PROBE.rnd
 I32, I8, F16, BF16 = torch.int32, torch.int8, torch.float16, torch.bfloat16
@@ -327,7 +329,7 @@ X = "more.co"
 
 @case(X)
 def check_x_causal_flash(f: Callable) -> None:
-    s, dim = 37, 16
+    s, dim = 37, 20
     q, k, v, o = h(s, dim), h(s, dim), h(s, dim), out(s, dim)
     f(q, k, v, o, 0.25)
     sc = d(q) @ d(k).T * 0.25
@@ -403,8 +405,104 @@ def check_x_votes_ll(f: Callable) -> None:
     assert [int(a) for a in got] == [int(f"{a:064b}"[::-1], 2) for a in w]
 
 
+E = "edge.co"
+
+
+@case(E)
+def check_e_swiz_level_bytes(f: Callable) -> None:
+    a, b, c = h(19, 45), h(21, 45), out(19, 21)
+    f(a, b, c)
+    same(c, d(a) @ d(b).T, 1e-4)
+
+
+@case(E)
+def check_e_frag_array(f: Callable) -> None:
+    a, b, c = h(19, 37), h(45, 37), out(19, 45)
+    f(a, b, c)
+    same(c, d(a) @ d(b).T, 1e-4)
+
+
+@case(E)
+def check_e_tf32(f: Callable) -> None:
+    a, b, c = rnd(19, 21), rnd(21, 23), out(19, 23)
+    f(a, b, c)
+    same(c, d(a) @ d(b), 2e-2)
+
+
+@case(E)
+def check_e_tuple_index(f: Callable) -> None:
+    x, y = rnd(9, 11), out(11, 9)
+    f(x, y)
+    same(y, d(x).T + 1)
+
+
+@case(E)
+def check_e_f16_acc_shift(f: Callable) -> None:
+    a, b, shift, c = h(19, 29) * 0.5, h(21, 29) * 0.5, h(21), out(19, 21, dtype=F16)
+    f(a, b, shift, c)
+    same(c, (d(a) @ d(b).T).half().double() - d(shift), 2e-2)
+
+
+@case(X)
+def check_x_decayed_runtime_n(f: Callable) -> None:
+    a, b, c = h(19, 45), h(45, 21), out(19, 21)
+    f(a, b, c, 0.5)
+    ap, bp = torch.nn.functional.pad(d(a), (0, 3)), torch.nn.functional.pad(d(b), (0, 0, 0, 3))
+    want = torch.zeros(19, 21, dtype=torch.float64)
+    for k in range(3):
+        want = 0.5 * want + ap[:, 16 * k : 16 * k + 16] @ bp[16 * k : 16 * k + 16]
+    same(c, want, 1e-4)
+
+
 # ============================================================================ the test
 @pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("cid", PROBE.params())
 def test_probe7(cid: str, schedule: str) -> None:
     PROBE.run(cid, schedule)
+
+
+# ============================================================================ what stays refused
+def _refusals(source: str) -> str:
+    """The diagnostics of translating ``source`` (functions that do not translate are errors)."""
+    return "\n".join(x.format() for x in translate_full(source, filename="refused.co").diagnostics)
+
+
+def test_a_wait_inside_the_thread_level_of_a_warp_role_is_refused() -> None:
+    """The consumer's loop of waits written inside its thread level (each thread waits): the roles
+    collapse into one loop ordered by the events, and the producer's block-wide copies cannot join a
+    loop that runs per thread; the same kernel with the waits at the role's level translates
+    (pipes.co, p_evict_swiz_rowmax)."""
+    message = _refusals(
+        """
+__co__ void rowmax(global f16 [M, K] x, global f32 [M] y) {
+  parallel bm by cdiv(M, 16) : block {
+    shared event full[2], empty[2] = ready;
+    shared f16 [16, 32] ring[2];
+    parallel role by 2 : group-4 {
+      inthreads.async (role == 0) {
+        foreach k in [cdiv(K, 32)] {
+          wait empty.at(k);
+          f = tma.load.async x.subspan(16, 32).at(bm, k) => ring[k % 2];
+          trigger full.at(k) after f;
+        }
+      }
+      inthreads.async (role == 1) {
+        parallel t by 128 : thread {
+          mutable f32 m = -inf;
+          foreach k in [cdiv(K, 32)] {
+            wait full.at(k);
+            if (t < 16) {
+              foreach j in [32] m = __max(m, __to<f32>(ring[k % 2].at(t, j)));
+            }
+            trigger empty.at(k);
+          }
+          if (t < 16 && bm * 16 + t < M) y.at(bm * 16 + t) = m;
+        }
+      }
+    }
+  }
+}
+"""
+    )
+    assert "refused.co:15:9: error: 'rowmax' is not translated" in message, message
+    assert "a wait or a trigger of an event inside a thread-level parallel of a warp role" in message

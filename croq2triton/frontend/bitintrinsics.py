@@ -26,7 +26,14 @@ BITS = {
     "__ffs": (32, "ffs"), "__ffsll": (64, "ffs"), "__brev": (32, "brev"), "__brevll": (64, "brev"),
 }  # fmt: skip
 # name -> whether the first argument is the mask of participating threads
-VOTES = {"__any_sync": True, "__all_sync": True, "__ballot_sync": True, "__any": False, "__all": False, "__ballot": False}
+VOTES = {
+    "__any_sync": True,
+    "__all_sync": True,
+    "__ballot_sync": True,
+    "__any": False,
+    "__all": False,
+    "__ballot": False,
+}
 
 
 class _Build:
