@@ -454,6 +454,21 @@ def check_x_decayed_runtime_n(f: Callable) -> None:
     same(c, want, 1e-4)
 
 
+@case(C)
+def check_c_conversions(f: Callable) -> None:
+    n = 77
+    x = rnd(n) * 40
+    x[:6] = torch.tensor([2.5, 3.5, -2.5, -0.5, 0.5, 1000.0])  # ties to even; one clamped
+    scale = torch.ones(1, device=DEVICE)
+    q, hr, fc, back = out(n, dtype=I8), out(n), out(n, dtype=I32), out(n)
+    f(x, scale, q, hr, fc, back)
+    xs = x.cpu()
+    same(q, torch.round(xs.double()).clamp(-127, 127))  # torch.round: half to even
+    same(hr, xs.half().double(), 0)
+    same(fc, torch.floor(xs).long() * 1000 + torch.ceil(xs).long())
+    same(back, (torch.arange(n) - 20).double() * 0.5)
+
+
 # ============================================================================ the test
 @pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("cid", PROBE.params())
