@@ -469,6 +469,35 @@ def check_c_conversions(f: Callable) -> None:
     same(back, (torch.arange(n) - 20).double() * 0.5)
 
 
+@case(C)
+def check_c_rotate_first(f: Callable) -> None:
+    x, y, first = rnd(5, 32), out(5, 32), out(5, dtype=I32)
+    x[3] = -5.0  # no lane above 1
+    x[4, :31] = 0.0
+    x[4, 31] = 2.0  # only the last
+    f(x, y, first)
+    xs = x.cpu()
+    same(y, d(x).roll(-1, 1))
+    same(first, torch.tensor([int((r > 1).nonzero()[0]) if (r > 1).any() else -1 for r in xs]))
+
+
+def bytes_pop(v: int) -> int:
+    c = 0
+    while v:
+        c += bin(v & 0xFF).count("1") * 2 - (32 - v.bit_length()) // 8
+        v >>= 8
+    return c
+
+
+@case(C)
+def check_c_loop_popc(f: Callable) -> None:
+    v = np.random.default_rng(75).integers(0, 2**32, 45, dtype=np.uint64)
+    v[:3] = [0, 0xFF000000, 1]
+    y = out(45, dtype=I32)
+    f(u32(v), y)
+    assert y.cpu().tolist() == [bytes_pop(int(a)) for a in v]
+
+
 # ============================================================================ the test
 @pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("cid", PROBE.params())

@@ -10,12 +10,17 @@ the Croqtile expressions that compute them, so that a helper calling them transl
   of the predicates of the 32 threads of the warp; ``__ballot_sync``: the predicate of lane ``j``
   (``__shfl_sync`` from lane ``j``) as bit ``j``.
 
+Each value read more than once is named once by ``name`` (the helper reader's named values,
+frontend/device_body.py), so that the expression stays linear in size (a ballot's 32 shuffles of
+one named predicate, a popcount's three SWAR steps each computed once).
 Arguments are converted as CUDA's prototypes convert them (``__popc(unsigned int)``,
 ``__clz(int)``: the bits of the value as unsigned); the results are ``int`` (``unsigned`` for
 ``__brev``, ``unsigned int`` for ``__ballot_sync``).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from ..errors import Span
 from . import ast as A
@@ -36,9 +41,13 @@ VOTES = {
 }
 
 
+Namer = Callable[[A.Expr, str], A.Expr]
+
+
 class _Build:
-    def __init__(self, sp: Span | None, width: int = 32) -> None:
+    def __init__(self, sp: Span | None, name: Namer, width: int = 32) -> None:
         self.sp = sp
+        self.name = name
         self.w = width
         self.ut = "u64" if width == 64 else "u32"
 
@@ -61,16 +70,20 @@ class _Build:
         return A.Cast(t, False, e, span=self.sp)
 
     def popc(self, u: A.Expr) -> A.Expr:
+        u = self.name(u, "popc")
         v1 = self.bin("-", u, self.bin("&", self.bin(">>", u, self.int(1)), self.mask(0x55)))
+        v1 = self.name(v1, "popc")
         v2 = self.bin(
             "+",
             self.bin("&", v1, self.mask(0x33)),
             self.bin("&", self.bin(">>", v1, self.int(2)), self.mask(0x33)),
         )
+        v2 = self.name(v2, "popc")
         v3 = self.bin("&", self.bin("+", v2, self.bin(">>", v2, self.int(4))), self.mask(0x0F))
         return self.cast("s32", self.bin(">>", self.bin("*", v3, self.mask(0x01)), self.int(self.w - 8)))
 
     def clz(self, u: A.Expr) -> A.Expr:
+        u = self.name(u, "clz")
         terms = [
             A.Paren(A.Ternary(self.bin("==", self.bin(">>", u, self.int(j)), self.u(0)), self.int(1), self.int(0), span=self.sp), span=self.sp)
             for j in range(self.w)
@@ -78,10 +91,12 @@ class _Build:
         return self._fold("+", terms)
 
     def ffs(self, u: A.Expr) -> A.Expr:
+        u = self.name(u, "ffs")
         low = self.popc(self.bin("^", u, self.bin("-", u, self.u(1))))
         return A.Paren(A.Ternary(self.bin("==", u, self.u(0)), self.int(0), low, span=self.sp), span=self.sp)
 
     def brev(self, u: A.Expr) -> A.Expr:
+        u = self.name(u, "brev")
         terms = [
             self.bin("<<", self.bin("&", self.bin(">>", u, self.int(j)), self.u(1)), self.int(self.w - 1 - j))
             for j in range(self.w)
@@ -95,20 +110,20 @@ class _Build:
         return acc
 
 
-def bit_intrinsic(name: str, arg: A.Expr, sp: Span | None) -> A.Expr:
+def bit_intrinsic(name: str, arg: A.Expr, sp: Span | None, namer: Namer) -> A.Expr:
     """The expression of bit intrinsic ``name`` (a key of BITS) of ``arg``."""
     width, what = BITS[name]
-    b = _Build(sp, width)
+    b = _Build(sp, namer, width)
     u = b.cast(b.ut, arg)
     return getattr(b, what)(u)
 
 
-def vote(name: str, pred: A.Expr, sp: Span | None) -> A.Expr:
+def vote(name: str, pred: A.Expr, sp: Span | None, namer: Namer) -> A.Expr:
     """The warp vote ``name`` (a key of VOTES) of ``pred`` over the 32 threads of a warp."""
-    b = _Build(sp)
-    one = A.Paren(A.Ternary(pred, b.int(1), b.int(0), span=sp), span=sp)
+    b = _Build(sp, namer)
+    one = namer(A.Paren(A.Ternary(pred, b.int(1), b.int(0), span=sp), span=sp), "vote")
     if name.startswith("__ballot"):
-        bit = b.cast("u32", one)
+        bit = namer(b.cast("u32", one), "vote")
         lanes = [
             b.bin("<<", A.Builtin("__shfl_sync", [bit, b.int(j), b.int(32)], span=sp), b.int(j)) for j in range(32)
         ]
@@ -116,5 +131,7 @@ def vote(name: str, pred: A.Expr, sp: Span | None) -> A.Expr:
     pick = "__max" if name.startswith("__any") else "__min"
     v: A.Expr = one
     for m in (16, 8, 4, 2, 1):
-        v = A.Builtin(pick, [v, A.Builtin("__shfl_xor_sync", [v, b.int(m), b.int(32)], span=sp)], span=sp)
+        v = namer(
+            A.Builtin(pick, [v, A.Builtin("__shfl_xor_sync", [v, b.int(m), b.int(32)], span=sp)], span=sp), "vote"
+        )
     return b.cast("s32", v)

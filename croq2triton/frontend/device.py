@@ -613,7 +613,7 @@ class _Reader(StatementReader):
             rest = args[1:] if VOTES.get(name) else args
             if len(rest) != 1:
                 raise _Refused(f"'{name}' with {len(args)} arguments{self.line_of(fn)}")
-            return bit_intrinsic(name, rest[0], sp) if name in BITS else vote(name, rest[0], sp)
+            return bit_intrinsic(name, rest[0], sp, self.named) if name in BITS else vote(name, rest[0], sp, self.named)
         if name in ATOMICS:
             n = 3 if name == "atomicCAS" else 2
             if len(args) != n:
