@@ -498,6 +498,20 @@ def check_c_loop_popc(f: Callable) -> None:
     assert y.cpu().tolist() == [bytes_pop(int(a)) for a in v]
 
 
+@case(C)
+def check_c_float_bits(f: Callable) -> None:
+    x = rnd(45)
+    x[0] = -0.0
+    ab, key = out(45), out(45, dtype=torch.uint32)
+    f(x, ab, key)
+    assert torch.equal(ab.cpu().view(I32), x.cpu().abs().view(I32))  # -0.0 becomes +0.0
+    bits = x.cpu().numpy().view(np.uint32).astype(np.int64)
+    want = np.where(bits & 0x80000000, ~bits & 0xFFFFFFFF, bits | 0x80000000)
+    got = as_np(key)
+    assert got.tolist() == want.tolist()
+    assert np.array_equal(np.argsort(got, kind="stable"), np.argsort(x.cpu().numpy(), kind="stable"))
+
+
 # ============================================================================ the test
 @pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("cid", PROBE.params())

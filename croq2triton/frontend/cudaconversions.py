@@ -7,7 +7,9 @@ Croqtile conversions that compute them (LANGUAGE.md 4.4, 7.7).
 * from a float to an integer by rounding mode: ``_rz`` truncates (``__to<T>(x)``, C's conversion),
   ``_rd`` / ``_ru`` take ``__floor`` / ``__ceil`` first, ``_rn`` rounds to nearest with ties to
   even: ``f = floor(x)``, then ``f + 1`` above the half, ``f`` below it, and at the half the even
-  one of the two (``f - 2 floor(f / 2)`` is 1 where ``f`` is odd).
+  one of the two (``f - 2 floor(f / 2)`` is 1 where ``f`` is odd);
+* the bits of a value as another type (``__float_as_int``, ``__int_as_float``, ...): a builtin of
+  the lifting (lift/arith.py), a bit cast in the kernel.
 """
 
 from __future__ import annotations
@@ -38,6 +40,16 @@ def _table() -> dict[str, tuple[str, str]]:
 
 
 CONVERSIONS = _table()
+# the bits of a value as another type of its width: the builtin of the lifting that computes it
+# (lift/arith.py BITCASTS), a name no program can spell (Croqtile has no such builtin)
+BITCASTS = {
+    "__float_as_int": "__bits_f32_as_s32",
+    "__float_as_uint": "__bits_f32_as_u32",
+    "__int_as_float": "__bits_s32_as_f32",
+    "__uint_as_float": "__bits_u32_as_f32",
+    "__double_as_longlong": "__bits_f64_as_s64",
+    "__longlong_as_double": "__bits_s64_as_f64",
+}
 
 
 def conversion(name: str, arg: A.Expr, sp: Span | None) -> A.Expr:

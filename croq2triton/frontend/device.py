@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, fields
 from ..errors import Span
 from . import ast as A
 from .bitintrinsics import BITS, VOTES, bit_intrinsic, vote
-from .cudaconversions import CONVERSIONS, conversion
+from .cudaconversions import BITCASTS, CONVERSIONS, conversion
 from .device_body import Refused as _Refused
 from .device_body import StatementReader
 from .preprocess import C_BINARY_LEVELS
@@ -609,6 +609,8 @@ class _Reader(StatementReader):
             return A.Builtin("__min", [A.Builtin("__max", [args[0], zero], span=sp), one], span=sp)
         if name in CONVERSIONS and len(args) == 1:
             return conversion(name, args[0], sp)
+        if name in BITCASTS and len(args) == 1:
+            return A.Builtin(BITCASTS[name], args, span=sp)
         if name in BITS or name in VOTES:
             rest = args[1:] if VOTES.get(name) else args
             if len(rest) != 1:
