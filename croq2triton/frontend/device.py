@@ -26,6 +26,8 @@ from dataclasses import dataclass, field, fields
 
 from ..errors import Span
 from . import ast as A
+from .bitintrinsics import BITS, VOTES, bit_intrinsic, vote
+from .cudaconversions import BITCASTS, CONVERSIONS, conversion
 from .device_body import Refused as _Refused
 from .device_body import StatementReader
 from .preprocess import C_BINARY_LEVELS
@@ -649,6 +651,15 @@ class _Reader(StatementReader):
         if name == "__saturatef" and len(args) == 1:
             zero, one = A.FloatLit(0.0, "0.0f", span=sp), A.FloatLit(1.0, "1.0f", span=sp)
             return A.Builtin("__min", [A.Builtin("__max", [args[0], zero], span=sp), one], span=sp)
+        if name in CONVERSIONS and len(args) == 1:
+            return conversion(name, args[0], sp)
+        if name in BITCASTS and len(args) == 1:
+            return A.Builtin(BITCASTS[name], args, span=sp)
+        if name in BITS or name in VOTES:
+            rest = args[1:] if VOTES.get(name) else args
+            if len(rest) != 1:
+                raise _Refused(f"'{name}' with {len(args)} arguments{self.line_of(fn)}")
+            return bit_intrinsic(name, rest[0], sp, self.named) if name in BITS else vote(name, rest[0], sp, self.named)
         if name in ATOMICS:
             n = 3 if name == "atomicCAS" else 2
             if len(args) != n:

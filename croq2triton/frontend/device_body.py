@@ -51,9 +51,12 @@ ASSIGN_OPS = ("=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=")
 REFUSED_WORDS = {
     "switch": "a 'switch'", "goto": "a 'goto'", "asm": "inline asm", "__asm__": "inline asm",
     "__asm": "inline asm", "__shared__": "a '__shared__' variable", "static": "a 'static' local",
-    "extern": "an 'extern' declaration", "__syncthreads": "a barrier ('__syncthreads')",
-    "__syncwarp": "a barrier ('__syncwarp')",
+    "extern": "an 'extern' declaration",
 }  # fmt: skip
+# barriers and fences: the threads of a program run each statement together (LANGUAGE.md 14.4: the
+# translation is correct with or without them), so what one makes visible is visible already; a
+# helper's effects are its atomics, which run in order for all threads (``__syncwarp(mask)`` too)
+BARRIERS = ("__syncthreads", "__syncwarp", "__threadfence", "__threadfence_block")
 INT_TYPES = {"s8": 8, "s16": 16, "s32": 32, "s64": 64, "u8": 8, "u16": 16, "u32": 32, "u64": 64}
 
 
@@ -272,6 +275,11 @@ class StatementReader:
             return self.jump(env)
         if t.text in REFUSED_WORDS:
             raise Refused(f"{REFUSED_WORDS[t.text]}{self.line_of(t)}")
+        if t.text in BARRIERS and self.peek(1).text == "(":
+            self.take()
+            self.skip_parens()
+            self.expect(";")
+            return Flow(env)
         if self.starts_declaration():
             self.declaration(env)
             self.expect(";")

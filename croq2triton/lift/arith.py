@@ -35,6 +35,12 @@ MATH_F32 = {
     "__acos": "_libm.acos", "__atan": "_libm.atan",
     "__sinh": "_libm.sinh", "__cosh": "_libm.cosh",
 }  # fmt: skip
+# the bits of a value as another type of its width: (the source type, the result type, the function)
+BITCASTS = {
+    "__bits_f32_as_s32": ("f32", "s32", "_libm.as_int32"), "__bits_f32_as_u32": ("f32", "u32", "_libm.as_uint32"),
+    "__bits_s32_as_f32": ("s32", "f32", "_libm.as_float32"), "__bits_u32_as_f32": ("u32", "f32", "_libm.as_float32"),
+    "__bits_f64_as_s64": ("f64", "s64", "_libm.as_int64"), "__bits_s64_as_f64": ("s64", "f64", "_libm.as_float64"),
+}  # fmt: skip
 ARITH_OPS = {"+", "-", "*", "/", "%"}
 BITWISE_OPS = {"&", "|", "^"}
 COMPARE_OPS = {"<", "<=", ">", ">=", "==", "!="}
@@ -283,6 +289,10 @@ class Arith:
         if e.name == "__frcp_rn" and len(args) == 1:  # 1 / x, rounded to the nearest (Triton's division)
             x = self.convert(args[0], "f32").expr
             return Value(E.fold(E.Bin("/", E.Const(1.0, "f32"), x)), "f32")
+        if e.name in BITCASTS and len(args) == 1:  # a helper's __float_as_int (frontend/cudaconversions.py)
+            src, dst, fn = BITCASTS[e.name]
+            arg = self.convert(args[0], src).expr
+            return Value(E.Call(fn, (arg,), ir_type(dst) or dst), dst)
         if e.name in ("__gelu", "__softplus", "__sign", "__isfinite") and len(args) == 1:
             return self.activation(e.name, args[0])
         fn = MATH_F32.get(e.name)

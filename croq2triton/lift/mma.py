@@ -43,7 +43,7 @@ from ..sema.tma_rules import swizzle_bytes
 from ..tir import expr as E
 from ..tir import nodes as N
 from .arith import Value
-from .buffers import BufferView, MmaFuture, Place, TileBuffer, spread
+from .buffers import BufferView, MmaFuture, Place, TileBuffer, spread, view_shape
 from .checks import mma_types, size_text
 from .host import ir_type
 from .notlifted import NotLifted
@@ -833,57 +833,64 @@ class Mmas:
             return v
         return self.fixed_buffer(v, node)
 
-    def first_product(self, frag: Fragment, node: A.Node) -> tuple[int, int]:
+    def first_product(self, frag: Fragment, node: A.Node) -> tuple[int | E.Expr, int | E.Expr]:
         """The shape of the product of the first MMA into ``frag`` after its fill, read off its
-        operands where they stand now, or where the statements that name them define them."""
+        operands where they stand now, or where the statements that name them define them (a
+        run-time extent as its size: the accumulator is then a tile the launcher fixes, as the MMA
+        itself would make it, for an 'apply' on it before that MMA in a loop)."""
         fill_line = frag.fills[0][1].line if frag.fills else 0
         for n in self.source_nodes():
             acc = unparen(n.acc) if isinstance(n, A.MmaOp) else None
             if isinstance(acc, A.Name) and acc.name == frag.name and n.span is not None and n.span.line >= fill_line:
                 assert isinstance(n, A.MmaOp)
-                a, b = self.extents_of(n.a, node), self.extents_of(n.b, node)
+                a, b = self.extents_of(n.a, node, runtime=True), self.extents_of(n.b, node, runtime=True)
                 if len(a) != 2 or len(b) != 2:
                     break
                 return a[0 if n.layout[0] == "row" else 1], b[0 if n.layout[1] == "row" else 1]
         raise NotLifted(f"an accumulator '{frag.name}' read before any MMA gives it a shape", node)
 
-    def extents_of(self, e: A.Expr, node: A.Node) -> tuple[int, ...]:
+    def extents_of(self, e: A.Expr, node: A.Node, runtime: bool = False) -> tuple[Any, ...]:
+        """The extents of MMA operand ``e`` (ints; ``runtime``: a run-time one as its size, an
+        expression, where refused otherwise)."""
         name = unparen(e)
         if isinstance(name, A.Member) and name.member == "data" and isinstance(unparen(name.base), A.Name):
             # a future's buffer (``sa.data``) is the future's destination, shaped where it is defined
             base = unparen(name.base)
             assert isinstance(base, A.Name)
             if self.binding(base.name) is None and base.name not in self.host.tensors:
-                return self.declared_extents(base.name, node)
+                return self.declared_extents(base.name, node, runtime)
         if isinstance(name, A.Name) and self.binding(name.name) is None and name.name not in self.host.tensors:
-            return self.declared_extents(name.name, node)
+            return self.declared_extents(name.name, node, runtime)
         base = unparen(name.base) if isinstance(name, A.Index) else None
         if isinstance(base, A.Name) and isinstance(self.binding(base.name), TileBuffer):
             # a slot of a ring that collapsed warp roles made one buffer (lift/collapse.py), named as
             # the source wrote it (``vs[j % S]``): one slot's extents, the array's declared shape
-            return self.declared_extents(base.name, node)
+            return self.declared_extents(base.name, node, runtime)
         p = self.operand(e, node)
         if isinstance(p, Fragment):
             raise NotLifted("an MMA operand that is an accumulator without a shape", node)
         ext = p.extents if isinstance(p, TileBuffer) else self.place_shape(p)
         if any(x is None for x in ext):
+            if runtime:
+                sizes = p.sizes if isinstance(p, TileBuffer) else view_shape(p)
+                return tuple(E.fold(x) if n is None else n for x, n in zip(sizes, ext))
             raise NotLifted("an MMA operand of run-time extent", node)
         return tuple(x for x in ext if x is not None)
 
-    def declared_extents(self, name: str, node: A.Node) -> tuple[int, ...]:
+    def declared_extents(self, name: str, node: A.Node, runtime: bool = False) -> tuple[Any, ...]:
         """The extents of what the statement that defines ``name`` (later on) makes of it."""
         for n in self.source_nodes():
             if isinstance(n, A.DmaStmt) and n.result == name and n.dst_storage and n.op in ("copy", "load"):
-                return self.extents_in_loops(n, n.src, node)
+                return self.extents_in_loops(n, n.src, node, runtime)
             if isinstance(n, A.MmaLoad) and n.result == name:
-                return self.extents_in_loops(n, n.src, node)
+                return self.extents_in_loops(n, n.src, node, runtime)
             if isinstance(n, (A.SpannedDecl, A.FragDecl)) and any(d.name == name for d in n.items):
                 return self.static_shape(n.shape, n)  # type: ignore[no-any-return]
             if isinstance(n, A.Assign) and isinstance(n.target, A.Name) and n.target.name == name:
-                return self.extents_of(n.value, node)
+                return self.extents_of(n.value, node, runtime)
         raise NotLifted(f"the shape of '{name}'", node)
 
-    def extents_in_loops(self, definition: A.Node, e: A.Expr, node: A.Node) -> tuple[int, ...]:
+    def extents_in_loops(self, definition: A.Node, e: A.Expr, node: A.Node, runtime: bool = False) -> tuple[Any, ...]:
         """The extents of ``e`` where ``definition`` (a later statement) stands: the counters of the
         loops around it are bound for the while (a view's extents do not depend on their values, its
         origin does: ``a.subspan(16, 16).at(bm, k)`` read before the loop over ``k``)."""
@@ -897,7 +904,7 @@ class Mmas:
                     if c.name != "_":
                         scope[c.name] = Bounded(E.Var(f"_{c.name.replace('#', '_')}", "i32", lo=0), c.extent)
                 self.scopes.append(scope)
-            return self.extents_of(e, node)
+            return self.extents_of(e, node, runtime)
         finally:
             del self.scopes[depth:]
             self.body, self.lets = body, lets

@@ -251,3 +251,29 @@ def fmod(x, y):
         else:
             r = libdevice.fmod(x, y)
     return r
+
+
+# the bits of a value as another type of the same width (CUDA's __float_as_int, __int_as_float, ...)
+@triton.jit
+def as_int32(x):
+    return x.to(tl.int32, bitcast=True)
+
+
+@triton.jit
+def as_uint32(x):
+    return x.to(tl.uint32, bitcast=True)
+
+
+@triton.jit
+def as_float32(x):
+    return x.to(tl.float32, bitcast=True)
+
+
+@triton.jit
+def as_int64(x):
+    return x.to(tl.int64, bitcast=True)
+
+
+@triton.jit
+def as_float64(x):
+    return x.to(tl.float64, bitcast=True)
