@@ -375,16 +375,22 @@ def segment_mean(kernel: N.Kernel) -> E.Expr | None:
     """The launcher's estimate of the extent of a segment loop's lanes (``segment_loop``): the
     elements of the tensor the segments index over the lanes of the grid (a host expression; None
     where the launcher does not know that tensor's size)."""
-    names = segment_tensors(kernel)
-    if not names:
-        return None
-    arg = kernel.arg(names[0])  # (the first such tensor: the segments' values)
-    assert isinstance(arg, N.Pointer)
-    size = kernel.on_host(E.fold(prod(arg.extents, start=E.Const(1))))
+    size = _segment_values(kernel)
     if size is None:
         return None
     lanes = E.fold(prod(kernel.grid, start=E.Const(lane_count(kernel))))
     return E.Bin("/", size, lanes)
+
+
+def _segment_values(kernel: N.Kernel) -> E.Expr | None:
+    """The elements of the tensor a segment kernel's lanes index (the first such tensor: the segments'
+    values), a host expression (None: not a segment kernel, or a size the launcher does not know)."""
+    names = segment_tensors(kernel)
+    if not names:
+        return None
+    arg = kernel.arg(names[0])
+    assert isinstance(arg, N.Pointer)
+    return kernel.on_host(E.fold(prod(arg.extents, start=E.Const(1))))
 
 
 def segments_stay(kernel: N.Kernel) -> TileSchedule:
@@ -398,12 +404,7 @@ def segments_split(kernel: N.Kernel, schedule: TileSchedule) -> E.Expr | None:
     SEGMENT_LANE_ELEMS elements a lane of the grid as lifted."""
     if all(s == 1 for s in schedule.splits) or schedule.origin != "auto":
         return None
-    names = segment_tensors(kernel)
-    if not names:
-        return None
-    arg = kernel.arg(names[0])  # (the first such tensor: the segments' values)
-    assert isinstance(arg, N.Pointer)
-    size = kernel.on_host(E.fold(prod(arg.extents, start=E.Const(1))))
+    size = _segment_values(kernel)
     if size is None:
         return None
     lanes = E.fold(prod(kernel.grid, start=E.Const(lane_count(kernel) * SEGMENT_LANE_ELEMS)))
