@@ -440,3 +440,41 @@ def test_helpers_compile_for_sm90a(func: str, schedule: str, shapes: list[object
     lines = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
     assert lines and all(rec["target"] for rec in lines), r.stdout + r.stderr[-2000:]
     assert not [rec["error"] for rec in lines if "error" in rec], lines
+
+
+CACHED = """
+__device__ float SCALED(const float* p, float s) { return __ldg(p) * s; }
+__device__ float PAIR(const float* p) { return __ldca(p) + __ldcs(p + 1); }
+__device__ int LAST_USE(const int* p, int k) { return __ldlu(p + k) - __ldcv(p); }
+__co__ void cached(global f32 [N] x, global s32 [N] a, global f32 [N] y, global f32 [N] z, global s32 [N] w) {
+  parallel b by cdiv(N, 32) : block, t by 32 : thread {
+    int i = b # t;
+    if (i < N) {
+      y.at(i) = call SCALED(&x.at(i), 3.0f);
+      if (i + 1 < N) z.at(i) = call PAIR(&x.at(i));
+      w.at(i) = call LAST_USE(&a.at(i), (N - 1 - i) % 3);
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_loads_with_a_cache_hint_read_through_the_pointer(schedule: str, tmp_path: Path) -> None:
+    """``__ldg`` and the other cache-hinted loads (``__ldca``, ``__ldcs``, ``__ldlu``, ``__ldcv``) return the
+    value their pointer addresses (Triton's loads choose their own caching)."""
+    path = tmp_path / "cached.co"
+    path.write_text(CACHED)
+    mod = croq2triton.load(path, schedule=schedule)
+    n = 77
+    g = torch.Generator().manual_seed(n)
+    x = torch.randn(n, generator=g).to(DEVICE)
+    a = torch.randint(-100, 100, (n,), generator=g, dtype=torch.int32).to(DEVICE)
+    y, z = _full(n), _full(n)
+    w = torch.full((n,), -(2**31), dtype=torch.int32, device=DEVICE)
+    mod.cached(x, a, y, z, w)  # type: ignore[attr-defined]
+    xd, ad = x.double().cpu(), a.long().cpu()
+    assert torch.allclose(y.double().cpu(), 3 * xd)
+    assert torch.allclose(z.double().cpu()[:-1], xd[:-1] + xd[1:]) and torch.isnan(z[-1].cpu())
+    k = (n - 1 - torch.arange(n)) % 3
+    assert torch.equal(w.long().cpu(), ad[torch.arange(n) + k] - ad)

@@ -63,6 +63,9 @@ MATH = {
 }  # fmt: skip
 ARITY = {"__fmaf": 3, "__max": 2, "__min": 2, "__pow": 2, "__atan2": 2}
 # rounding-mode arithmetic: the operator itself (Triton rounds to nearest)
+# CUDA's loads through a pointer with a cache hint (read-only path, cache global / all / streaming /
+# last use / volatile): each returns the value the pointer addresses, ``*p``
+CACHED_LOADS = frozenset({"__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv"})
 OPERATORS = {"__fdividef": "/", "__fdiv_rn": "/", "__fmul_rn": "*", "__fadd_rn": "+", "__fsub_rn": "-"}
 ATOMICS = {
     "atomicAdd": "__atomic_add", "atomicSub": "__atomic_sub", "atomicExch": "__atomic_exch",
@@ -660,6 +663,10 @@ class _Reader(StatementReader):
             if len(rest) != 1:
                 raise _Refused(f"'{name}' with {len(args)} arguments{self.line_of(fn)}")
             return bit_intrinsic(name, rest[0], sp, self.named) if name in BITS else vote(name, rest[0], sp, self.named)
+        if name in CACHED_LOADS:  # a read through the pointer with a cache hint, which Triton's loads choose
+            if len(args) != 1:
+                raise _Refused(f"'{name}' with {len(args)} arguments{self.line_of(fn)}")
+            return A.Paren(A.Unary("*", args[0], span=sp), span=sp)
         if name in ATOMICS:
             n = 3 if name == "atomicCAS" else 2
             if len(args) != n:
