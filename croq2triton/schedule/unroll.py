@@ -35,9 +35,17 @@ MOST_STATEMENTS = 24
 
 
 def unroll_short_loops(kernel: N.Kernel) -> N.Kernel:
-    """``kernel`` with each loop the module docstring names unrolled."""
-    body, changed = _stmts(kernel.body)
-    return dataclasses.replace(kernel, body=body) if changed else kernel
+    """``kernel`` with each loop the module docstring names unrolled (``kernel`` itself where there is none)."""
+    unrolled: list[N.For] = []
+
+    def unroll(loop: N.For) -> N.For:
+        if not _short(loop):
+            return loop
+        unrolled.append(loop)
+        return dataclasses.replace(loop, unroll=True, pipeline=None)
+
+    body = N.map_loops(kernel.body, unroll)
+    return dataclasses.replace(kernel, body=body) if unrolled else kernel
 
 
 def steps(loop: N.For) -> int | None:
@@ -49,30 +57,6 @@ def steps(loop: N.For) -> int | None:
     if c <= 0:
         return None
     return max(0, -(-(b - a) // c))
-
-
-def _stmts(body: list[N.Stmt]) -> tuple[list[N.Stmt], bool]:
-    out: list[N.Stmt] = []
-    changed = False
-    for s in body:
-        if isinstance(s, N.For):
-            if _short(s):
-                s, changed = dataclasses.replace(s, unroll=True, pipeline=None), True
-            else:
-                inner, c = _stmts(s.body)
-                if c:
-                    s, changed = dataclasses.replace(s, body=inner), True
-        elif isinstance(s, N.While):
-            inner, c = _stmts(s.body)
-            if c:
-                s, changed = dataclasses.replace(s, body=inner), True
-        elif isinstance(s, N.If):
-            then, c1 = _stmts(s.then)
-            orelse, c2 = _stmts(s.orelse)
-            if c1 or c2:
-                s, changed = dataclasses.replace(s, then=then, orelse=orelse), True
-        out.append(s)
-    return out, changed
 
 
 def _short(loop: N.For) -> bool:
