@@ -63,7 +63,7 @@ from ..schedule.schedule import Schedule, TileSchedule, with_point
 from ..schedule.selectfold import fold_all, fold_selects
 from ..schedule.serial import NotSerial, merges_atomics, serialize
 from ..schedule.shuffles import fold_butterflies
-from ..schedule.splitloop import NotSplit, Split, split_loop
+from ..schedule.splitloop import NotSplit, Split, chunk_of, split_loop
 from ..schedule.splitphases import NotPhased, phases_of
 from ..schedule.storefwd import forward_stores
 from ..schedule.totals import lanes_first
@@ -462,8 +462,8 @@ class KernelDispatch:
         parts: list[H.Stmt] = []
         for x in split:
             if x.chunk_var is not None and x.extent is not None:  # (else each program computes its chunk)
-                steps = E.CDiv(E.CDiv(x.extent, E.Var(x.splits_var)), E.Const(x.block))
-                parts.append(H.Let(x.chunk_var, E.Bin("*", steps, E.Const(x.block)), line=line))
+                chunk = chunk_of(x.extent, E.Var(x.splits_var), E.Const(x.block))
+                parts.append(H.Let(x.chunk_var, chunk, line=line))
             if x.fused is not None:  # the last program of each group combines (schedule/lastcombine.py)
                 parts.append(launch_of(x.fused, line))
             else:

@@ -89,6 +89,13 @@ class Split:
     below: int | None = None  # split only below so many waves of programs (schedule/policy.py split_count)
 
 
+def chunk_of(trip: E.Expr, splits: E.Expr, block: E.Expr) -> E.Expr:
+    """The iterations a program of the partial kernel takes of ``trip``, split ``splits`` ways in whole
+    ``block``s: ``cdiv(cdiv(trip, splits), block) * block`` (the launcher's ``CHUNK``, or the partial
+    program's own where the kernel reads the trip count)."""
+    return E.Bin("*", E.CDiv(E.CDiv(trip, splits), block), block)
+
+
 def split_loop(kernel: N.Kernel, prefix: str, step: int = 1, align: int = 1) -> Split:
     """The partial and combine kernels of ``kernel`` (see the module docstring); ``prefix`` names
     the launcher's variables of the split (``_{prefix}_splits``, ``_{prefix}_chunk``); ``step``: the
@@ -154,8 +161,7 @@ def split_loop(kernel: N.Kernel, prefix: str, step: int = 1, align: int = 1) -> 
         c_arg = E.Var(fresh("chunk"), "i32", lo=0)
         trip = E.Bin("max", E.fold(loop.stop - loop.start), E.Const(0))
         unit = E.Const(max(align, step))
-        chunk_value = E.Bin("*", E.CDiv(E.CDiv(trip, s_arg), unit), unit)
-        chunk_let.append(N.Let(c_arg, chunk_value, line=loop.line))
+        chunk_let.append(N.Let(c_arg, chunk_of(trip, s_arg, unit), line=loop.line))
     areas = {
         # (each program of the partial kernel stores its whole slot, unmasked, after its range of the
         # loop, an empty range too: the combine reads nothing the partials did not write)
