@@ -36,6 +36,9 @@ Two rewrites, under ``--schedule auto``, after every other pass:
   ones without the condition's term, sm_90a).  Its lanes read elements the source skips: the
   16-byte groups of a scalar read are whole sectors of DRAM already where a quarter of the lanes
   or more are chosen; a very sparse condition reads more than it did.
+  A load whose contiguous index holds a value loaded from memory (a segment's start: ``vals.at(lo +
+  k)``, ``lo = ptr.at(r)``) is left alone: Triton proves no alignment of its address, so no mask makes
+  it a vector load, and the rounded mask would only read past each segment's end.
 * **Stores.** Two stores of the same tensor at the same index, with only lets and loads of other
   tensors between them, whose masks differ in one term and its complement (``if (c) y.at(i) = a;
   else y.at(i) = b;``) are one store of ``tl.where(c, a, b)`` under the common terms, where the
@@ -116,7 +119,7 @@ class _Rewrite:
             return None
         last = s.index[-1]
         axes = [a for a, n in enumerate(last.shape) if n != 1]
-        if not axes:
+        if not axes or _reads_loaded(last, lets, self.loaded):
             return None
         width = max(1, VECTOR_BYTES // (TYPES[ptr.dtype].nbytes if ptr.dtype in TYPES else 4))
         wide: list[E.Expr] = []
@@ -233,6 +236,26 @@ def _compared(t: E.Bin, last: E.Expr, axes: list[int]) -> tuple[str, E.Expr] | N
     if len(shape) != len(last.shape) or any(shape[a] != 1 for a in axes):
         return None
     return op, bound
+
+
+def _reads_loaded(index: E.Expr, lets: dict[str, E.Expr], loaded: set[str]) -> bool:
+    """Whether the contiguous index ``index`` of a load holds a value loaded from memory (a segment's
+    start, ``vals.at(lo + k)`` with ``lo = ptr.at(r)``): Triton proves no alignment of such an address,
+    so it reads the load element by element whatever its mask, and rounding out or leaving out a guard
+    would only read elements the source skips (up to a whole step past each segment's end, every step of
+    a loop that runs to the longest of a program's segments)."""
+    seen: set[str] = set()
+    todo = list(E.free_vars(index))
+    while todo:
+        v = todo.pop()
+        if v.name in seen:
+            continue
+        seen.add(v.name)
+        if v.name in loaded:
+            return True
+        if v.name in lets:
+            todo += E.free_vars(lets[v.name])
+    return False
 
 
 def _speculated(t: E.Expr, axes: list[int], rank: int, lets: dict[str, E.Expr], loaded: set[str]) -> bool:
