@@ -8,11 +8,12 @@ What bounds the work is the bytes in flight: a segment of 256 f32 values is 1 KB
 read after the two offsets that say where it is (a dependent load: two latencies a segment before any
 value arrives).  The H100 needs about 3.35 TB/s x 1 us, some 25 KB in flight an SM, to run at the roofline.
 
-* ``auto``: the generated kernel through its launcher (as the bench runs it);
+* ``auto``: the generated kernel through its launcher (as the bench runs it: since R a program is a form
+  of the translator, ``[8, 256]`` at 256 values on average, ``[32, 64]`` at 32);
 * ``rows`` (a, b): ``R`` segments a program as an ``[R, BK]`` tile, a loop in steps of ``BK`` to the longest
   of the ``R`` (``tl.range(num_stages=S)``), each row's step contiguous lines.  ``R = 1, BK = 512, S = 3``
-  at 4 warps is what auto emits now for segments of 128 values or more (``segment_sums_k0``): 16 programs
-  of 128 threads an SM, about 1 KB of loads in flight each (16 KB an SM, half the roofline's need) and
+  at 4 warps is what auto emitted for segments of 128 values or more (``segment_sums_k0``, now from 1024): 16
+  programs of 128 threads an SM, about 1 KB of loads in flight each (16 KB an SM, half the roofline's need) and
   each a new program after two latencies.  ``R`` rows a program put ``R`` times the bytes in flight per
   program and amortise its start, the offsets, the reduction across warps and the store; the cost is the
   lanes of the shorter rows masked while the longest runs (issue slots and registers, not bytes: a masked
@@ -227,8 +228,10 @@ def segments_case(total: int, mean: int, dist: str, dev: str, gen: Any, check: b
     c = torch.cat([torch.zeros(1, dtype=torch.float64, device=dev), vals.double().cumsum(0)])
     ref = c[ptr.long()[1:]] - c[ptr.long()[:-1]]
     vs: list[Variant] = [("auto", {}, lambda: gen.segment_sums(vals, ptr, out))]
-    # (R, BK, stages, warps): R = 1, BK = 512, 3 stages, 4 warps is what auto emits now
-    shapes = [(1, 512, 3, 4)]
+    # (R, BK, stages, warps): R = 1, BK = 512, 3 stages, 4 warps is auto's one a program (from 1024 values
+    # a segment), [128, 16] at 8 warps the block's lanes (below 16; before R a program was a form, below
+    # 128), [8, 256] and [32, 64] at 4 warps its R a program (policy.SEGMENT_ROW_FORMS)
+    shapes = [(1, 512, 3, 4), (128, 16, 3, 8)]
     for rb, bk in itertools.product((2, 4, 8, 16, 32), (64, 128, 256, 512)):
         per_thread = rb * bk // 32
         warps = min(8, max(1, per_thread // 16))  # about 16 values a thread at a step

@@ -96,6 +96,12 @@ CASES = [
      json.dumps([[[64, 4096], "float32"], [[64], "int32"], [[64, 4096], "float32"]]), {"ld.global.v", "st.global.v"}),
     ("tests/programs/guards.co@auto", "triu_scale_f16",
      json.dumps([[[4096, 4096], F16], [1.5, "float32"], [[4096, 4096], F16]]), {"ld.global.v", "st.global.v"}),
+    # sums of short CSR segments under auto: 8 segments a program, a [8, 256] tile a step (256 values a
+    # lane of the grid: tests/test_segment_rows.py), and 32 a program, [32, 64], at 32 a lane
+    ("tests/programs/membound_forms4.co@auto", "segment_sums",
+     json.dumps([[[65536], "float32"], [[257], "int32"], [[256], "float32"]]), set()),
+    ("tests/programs/membound_forms4.co@auto", "segment_sums",
+     json.dumps([[[8192], "float32"], [[257], "int32"], [[256], "float32"]]), set()),
     # a synchronous prefetch into the other slot of two buffers: the slot picked from a [2, 64, 32] tile
     ("tests/programs/buffer_slots.co@auto", "sync_other",
      json.dumps([[[256, 512], F16], [[256, 512], F16], [[256, 256], "float32"]]), {"wgmma.mma_async"}),

@@ -4,7 +4,8 @@ short (issue 27: 64 long segments ran one program a segment).  Under ``--schedul
 one lane a program gains a grid axis ``split`` (schedule/splitloop.py): the launcher picks ``S`` from
 the grid and the SMs alone, each program computes its chunk of its segment in the kernel
 (``cdiv(cdiv(length, S), block) * block``), and the last program of each segment combines the
-partials.  Many short segments (a long grid) run the kernels they ran before.  Numerics in both
+partials.  Many short segments (a long grid) run unsplit (R segments a program where shorter than
+policy.SEGMENT_ONE_ELEMS on average: tests/test_segment_rows.py).  Numerics in both
 schedules against float64 torch: few long segments, empty ones, ragged lengths, a first segment that
 does not start at 0, sums (f32 and f16 data), maxima and minima, a mean after the fold, a mean and
 variance by Welford's update; near misses (a loop that stores, bounds read from a tensor the kernel
@@ -183,10 +184,21 @@ LONG = [9001, 0, 6143, 517, 12289]
 SMALL = [37, 0, 160, 1, 129, 64]
 
 
-@pytest.mark.parametrize(("schedule", "lens", "start"), [("source", SMALL, 3), ("auto", SMALL, 0), ("auto", LONG, 7)])
+# many segments of a few hundred values, empty ones among them (not split: 40 programs a segment's grid at
+# most; 8 segments a program, tests/test_segment_rows.py)
+MEDIUM = [(37 * i * i) % 1300 if i % 6 else 0 for i in range(41)]
+
+
+@pytest.mark.parametrize(
+    ("schedule", "lens", "start"), [("source", SMALL, 3), ("auto", SMALL, 0), ("auto", LONG, 7), ("auto", MEDIUM, 1)]
+)
 def test_segment_folds(schedule: str, lens: list[int], start: int) -> None:
     mod = _module(schedule)
     vals, ptr = _csr(lens, start)
+    if lens is MEDIUM:  # (R a program: every fold of the file runs its [8, 256] form)
+        for fn in ("seg_sum", "seg_mean"):
+            assert _ran(mod, fn, vals, ptr, poisoned(len(lens))) == [(f"{fn}_k0_rows8", (6,))]
+        assert _ran(mod, "seg_var", vals, ptr, poisoned(41), poisoned(41)) == [("seg_var_k0_rows8", (6,))]
     segs = _segments(vals, ptr)
     n = len(lens)
     out = poisoned(n)
@@ -236,8 +248,10 @@ def test_few_long_segments_split_with_s_chosen_at_launch(monkeypatch: pytest.Mon
     # 4 SMs: 32 // 5 = 6 programs a segment by the waves, cdiv(27950 // 5, 2048) = 3 by the mean length
     got = _ran(mod, "seg_sum", vals, ptr, poisoned(n))
     assert got == [("seg_sum_k0_split", (n, 3))], got
-    monkeypatch.setenv("CROQ2TRITON_NUM_SMS", "1")  # (8 // 5: 1, not split: one lane a program, as before)
-    assert _ran(mod, "seg_sum", vals, ptr, poisoned(n)) == [("seg_sum_k0", (n,))]
+    # (8 // 5: 1, not split: 27955 values over the grid's 128 lanes, 218 a lane, below SEGMENT_ONE_ELEMS: 8
+    # segments a program, tests/test_segment_rows.py)
+    monkeypatch.setenv("CROQ2TRITON_NUM_SMS", "1")
+    assert _ran(mod, "seg_sum", vals, ptr, poisoned(n)) == [("seg_sum_k0_rows8", (1,))]
     # two segments of 40000 (and a tail of 5): cdiv(80005 // 2, 2048) = 20 programs a segment by the
     # length; by the waves 64 // 2 = 32 on 8 SMs, 16 // 2 = 8 on 2
     vals2, ptr2 = _csr([40000, 40000])
@@ -248,9 +262,10 @@ def test_few_long_segments_split_with_s_chosen_at_launch(monkeypatch: pytest.Mon
         mod.seg_sum(vals2, ptr2, out)  # type: ignore[attr-defined]
         assert_near_max(out, torch.stack([s.sum() for s in _segments(vals2, ptr2)]), 1e-6, f"{splits}-way sums")
     monkeypatch.setenv("CROQ2TRITON_NUM_SMS", "4")
-    # many segments (a grid of more than half the waves: 40 programs, 32 asked for): as before
+    # many segments (a grid of more than half the waves: 40 programs, 32 asked for): not split, 8 a program
+    # (about 240 values a lane of the grid)
     many = [700 + 37 * (i % 5) for i in range(40)]
-    assert _ran(mod, "seg_sum", *_csr(many), poisoned(40)) == [("seg_sum_k0", (40,))]
+    assert _ran(mod, "seg_sum", *_csr(many), poisoned(40)) == [("seg_sum_k0_rows8", (5,))]
     # many short segments: the lanes stay in one program, as before
     short = [i % 9 for i in range(300)]
     assert _ran(mod, "seg_sum", *_csr(short), poisoned(300)) == [("seg_sum_k0_lanes", (3,))]
@@ -263,7 +278,7 @@ def test_few_long_segments_split_with_s_chosen_at_launch(monkeypatch: pytest.Mon
     cum = _ran(mod, "seg_cumsum", vals, ptr, poisoned(vals.shape[0]))
     assert all("split" not in k for k, _ in cum), cum
     consume = _ran(mod, "seg_consume", vals, ptr[:-1].clone(), ptr[1:], poisoned(n))
-    assert consume == [("seg_consume_k0", (n,))], consume
+    assert consume == [("seg_consume_k0_rows8", (1,))], consume  # (not split; 218 values a lane: 8 a program)
     from croq2triton.runtime import launch as rt
 
     assert all(not c.any() for c in rt._COUNTERS.values())  # (every counter left zero)

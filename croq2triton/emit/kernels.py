@@ -377,11 +377,30 @@ class KernelDispatch:
             variants += [(folded, _fits(sized, most), note), (blocked, None, "")]
         elif wide is not None and (segments := policy.segments_split(written, schedule)) is not None:
             # lanes walking segments of their own: one lane a program where the segments are
-            # long on average, else the lanes stay in one program, a block of each segment a step
+            # long on average, R a program where shorter (schedule.segment_rows), else the lanes stay in
+            # one program, a block of each segment a step
             stay = policy.segments_stay(written)
             whole = dataclasses.replace(written, name=f"{name}_lanes", num_warps=stay.num_warps)
-            note = f"segments of {policy.SEGMENT_LANE_ELEMS} elements a lane or more: one lane a program"
-            variants += [(folded, segments, note), (self.folded(whole, stay, top), None, "")]
+            long = policy.segments_at_least(written, policy.SEGMENT_ONE_ELEMS)
+            if schedule.segment_rows == 0 and schedule.origin == "auto" and long is not None:
+                note = f"segments of {policy.SEGMENT_ONE_ELEMS} elements a lane or more: one lane a program"
+                variants.append((folded, long, note))
+                for rows, least in policy.SEGMENT_ROW_FORMS:
+                    block = policy.SEGMENT_ROWS_TILE // rows
+                    form = self.segment_rows(written, schedule, top, f"{name}_rows{rows}", rows, block)
+                    at_least = policy.segments_at_least(written, least)
+                    if form is not None and at_least is not None:
+                        note = f"segments of {least} elements a lane or more: {rows} a program, {block} a step"
+                        variants.append((form, at_least, note))
+            else:
+                note = f"segments of {policy.SEGMENT_LANE_ELEMS} elements a lane or more: one lane a program"
+                variants.append((folded, segments, note))
+            variants.append((self.folded(whole, stay, top), None, ""))
+        elif wide is not None and schedule.origin == "tuned" and (schedule.segment_rows or 0) > 0:
+            # a tuning point's R segments a program, in steps of its fold, at every launch
+            rows = schedule.segment_rows or 1
+            form = self.segment_rows(written, schedule, top, name, rows, schedule.fold, schedule.num_warps)
+            variants.append((form or folded, None, ""))
         elif wide is not None and any(f > 1 for f in schedule.factors):
             # fewer programs: where too few for the SMs, the source's
             programs = _product(tuple(wide.grid))
@@ -768,6 +787,35 @@ class KernelDispatch:
         few = E.Bin("<", _product(tuple(written.grid)), E.Call("_rt.num_sms", (E.Var("_dev"),), "i32"))
         note = f"fewer programs than SMs: each block's lines split across programs ({policy.SPLIT_LINE_BYTES} bytes or more)"
         return [*variants[:-1], (split, few, note), variants[-1]]
+
+    def segment_rows(
+        self,
+        written: N.Kernel,
+        schedule: TileSchedule,
+        top: A.Parallel,
+        name: str,
+        rows: int,
+        block: int,
+        warps: int = policy.SEGMENT_ROWS_WARPS,
+    ) -> N.Kernel | None:
+        """``written``, a kernel whose lanes walk segments of their own, with ``rows`` of them a program (its
+        block's lanes split, schedule/widen.py), each step an ``[rows, block]`` tile (schedule/foldloops.py),
+        named ``name``; None where the proof of either does not hold (a tuning point's: an error)."""
+        lanes = policy.lane_count(written)
+        if rows > lanes:
+            if schedule.origin == "tuned":
+                raise CroqError(
+                    f"the tuning point runs {rows} segments a program of kernel '{written.name}', whose block "
+                    f"has {lanes} lanes",
+                    top.span,
+                    f"a power of two segment_rows of at most {lanes}",
+                )
+            return None
+        sched = policy.segment_rows_schedule(schedule, rows, block, warps)
+        wide = self.widened(written, sched, top) if any(d > 1 for d in sched.splits) else written
+        if wide is None:
+            return None
+        return self.folded(dataclasses.replace(wide, name=name, num_warps=warps), sched, top)
 
     def folded(self, kernel: N.Kernel, schedule: TileSchedule, top: A.Parallel) -> N.Kernel:
         """``kernel`` with each lane's loops folded into a tile axis where the schedule asks for it

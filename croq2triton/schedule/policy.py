@@ -19,6 +19,7 @@ one program per (tile, batch), reading ``[1, BM, BK]`` descriptor boxes.
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 from math import prod
 
 from ..lift.buffers import pow2
@@ -261,8 +262,9 @@ def fold_auto(kernel: N.Kernel, facts: Facts | None) -> TileSchedule | None:
     if all(s == 1 for s in splits):  # the lanes stay: each iteration a tile of them and a block of the row
         return lanes_fold(kernel, facts)
     if segment_tensors(kernel):  # segments of their own, one a program: blocks of SEGMENT_BLOCK_BYTES
-        block = pow2(SEGMENT_BLOCK_BYTES // elem)
-        return TileSchedule(tuple(1 for _ in splits), SEGMENT_WARPS, origin="auto", splits=tuple(splits), fold=block)
+        block = pow2(SEGMENT_BLOCK_BYTES // elem)  # (R a program where shorter: SEGMENT_ROW_FORMS, at launch)
+        ones = tuple(1 for _ in splits)
+        return TileSchedule(ones, SEGMENT_WARPS, origin="auto", splits=tuple(splits), fold=block, segment_rows=0)
     return TileSchedule(tuple(1 for _ in splits), FOLD_WARPS, origin="auto", splits=tuple(splits), fold=-1)
 
 
@@ -353,6 +355,49 @@ SEGMENT_WARPS = 4
 SEGMENT_LANES_BLOCK = 16
 
 
+# R segments a program (TileSchedule.segment_rows): the lanes of an ``[R, SEGMENT_ROWS_TILE // R]`` tile a
+# step, a loop to the longest of the R.  What bounds short segments is the bytes in flight: a segment of 256
+# f32 values is 1 KB, read after the two offsets that say where it is (two latencies one after the other);
+# the H100 needs about 25 KB in flight an SM at its roofline.  One a program (``[1, 512]``, 4 warps, 31
+# registers compiled for sm_90a: 16 programs an SM by threads) keeps about 16 segments' 14 KB in flight at
+# 256 values on average and starts a program a segment (its offsets, a reduction across warps, a store);
+# ``[8, 256]`` at 4 warps, its loop in 3 stages (48 registers and 16 KB of shared: 10 programs an SM, the
+# next step's 8 KB in flight during this one; ``[32, 64]`` 96 registers, 5 programs) keeps 8 segments a
+# program, some 60 KB an SM in its first steps, and a masked lane costs an issue slot and registers, not
+# bytes (each segment's load masked at its own end: schedule/vecmasks.py leaves loads at a loaded start).
+# Every form's tile holds SEGMENT_ROWS_TILE elements, 16 a thread at 4 warps (the block's lanes, 128 x 16,
+# 8 a thread at 8 warps).  perf/RESULTS.md has no measurement of it yet: perf/probe_segments.py times the alternatives (R, the step, the merge path)
+# on a GPU; the constants are first principles until then.  The merge path (a block of values a program,
+# its rows found by a search of the offsets, perfectly coalesced whatever the lengths) is not generated: it
+# holds only where the offsets are sorted (CSR), which the source does not say and a launch could only
+# check with a host synchronisation, and adds atomics (the order of a segment's sum that spans blocks) and
+# a memset; R a program computes what the source does for any offsets, deterministically, in one launch.
+SEGMENT_ROWS_TILE = 2048
+SEGMENT_ROWS_WARPS = 4
+# (R, the least mean segment length it runs at) under auto: one a program from SEGMENT_ONE_ELEMS, R = 8
+# (steps of 256) from 128, R = 32 (steps of 64) from 16, the block's lanes below (steps of
+# SEGMENT_LANES_BLOCK, as measured: 0.111 of the roofline)
+SEGMENT_ONE_ELEMS = 1024
+SEGMENT_ROW_FORMS = ((8, 128), (32, 16))
+
+
+def segments_at_least(kernel: N.Kernel, elems: int) -> E.Expr | None:
+    """The launcher's condition that the segments of a kernel whose lanes walk segments of their own hold
+    at least ``elems`` elements on average (the elements of the tensor they index over the lanes of the
+    grid); None where the launcher does not know that tensor's size."""
+    size = _segment_values(kernel)
+    if size is None:
+        return None
+    return E.Bin(">=", size, E.fold(prod(kernel.grid, start=E.Const(lane_count(kernel) * elems))))
+
+
+def segment_rows_schedule(schedule: TileSchedule, rows: int, block: int, warps: int) -> TileSchedule:
+    """``schedule`` (one segment a program: its lanes' axis split as many ways as the block has lanes) with
+    ``rows`` segments a program instead, each step ``block`` elements of each, at ``warps``."""
+    splits = tuple(max(1, d // rows) if d > 1 else 1 for d in schedule.splits)
+    return replace(schedule, splits=splits, fold=block, num_warps=warps)
+
+
 # Few long segments, one lane a program, are too few programs for the SMs (64 CSR rows of about a million
 # values each: 64 programs, 0.04 of the roofline on the H200, issue 27): the launcher splits each lane's
 # loop across programs as a column fold's (schedule/splitloop.py, SPLIT_WAVES programs a SM), each
@@ -402,8 +447,8 @@ def segments_split(kernel: N.Kernel, schedule: TileSchedule) -> E.Expr | None:
     """The launcher's condition for the split form of a kernel whose lanes walk segments of their own
     (None: not such a kernel, or ``schedule`` does not split it): the tensor they index holds at least
     SEGMENT_LANE_ELEMS elements a lane of the grid as lifted."""
-    if all(s == 1 for s in schedule.splits) or schedule.origin != "auto":
-        return None
+    if all(s == 1 for s in schedule.splits) or schedule.origin != "auto" and schedule.segment_rows != -1:
+        return None  # (a tuning point's -1: the forms before R a program was one, picked at launch)
     size = _segment_values(kernel)
     if size is None:
         return None

@@ -130,6 +130,15 @@ class TileSchedule:
     # a loop that sums squared deviations from what an earlier loop computed folded in that loop's pass
     # (schedule/moments.py: Welford's update, a read fewer): None where the kernel has no such loop
     deviations: bool | None = None
+    # a kernel whose lanes walk segments of their own (CSR rows: ``vals.at(lo + k)`` for k below ``hi - lo``,
+    # schedule/foldloops.py ``segment_tensors``): how many segments one program sums, as an ``[R, BK]`` tile a
+    # step, a loop to the longest of its R (None where the kernel is not one).  Under auto, 0: the launcher
+    # picks from the segments' mean length (policy.SEGMENT_ROW_FORMS: one a program where long, R a program
+    # where short, the block's lanes where shorter still); -1 (auto or a tuning point): the forms before R a
+    # program was one, picked at launch (one a program from policy.SEGMENT_LANE_ELEMS a lane, else the
+    # block's lanes).  A tuning point's R >= 1 (a power of two, at most the block's lanes): R a program at
+    # every launch (the split's aside), in steps of ``fold``; its 0: one a program, as tuning points ran
+    segment_rows: int | None = None
 
     def __post_init__(self) -> None:
         if self.serial is not None and (
@@ -154,6 +163,9 @@ class TileSchedule:
             raise ValueError(f"coarsen = {self.coarsen}: 0 (the policy picks) or a power of two up to 64")
         if self.rows is not None and self.rows < 0:
             raise ValueError(f"rows = {self.rows}: 0 (the launcher picks) or the rows a program")
+        r = self.segment_rows
+        if r is not None and not (r in (-1, 0) or r > 0 and r & (r - 1) == 0):
+            raise ValueError(f"segment_rows = {r}: 0 (the launcher picks), -1 (as before) or a power of two")
 
     def describe(self) -> str:
         blocks = " x ".join(str(f) if d == 1 else f"1/{d}" for f, d in zip(self.factors, self.splits))
@@ -163,6 +175,8 @@ class TileSchedule:
             split += ", combined by the last" if self.combine_last else ", combined by a second kernel"
         stages = "" if (self.num_stages or 1) == 1 else f", loads pipelined in {self.num_stages} stages"
         rows = "" if not self.rows else f", {self.rows} row(s) of a block a program"
+        if self.segment_rows is not None and self.segment_rows > 0:
+            rows += f", {self.segment_rows} segment(s) a program"
         if self.coarsen and self.coarsen > 1:
             rows += f", {self.coarsen} iterations a step"
         serial = ""
@@ -194,6 +208,8 @@ def with_point(schedule: Schedule | TileSchedule, fields: dict[str, object]) -> 
         raise ValueError("num_stages: the kernel has no loop that only reads memory")
     if isinstance(schedule, TileSchedule) and "rows" in changes and schedule.rows is None:
         raise ValueError("rows: the kernel's block is not several independent rows (lift/narrow.py)")
+    if isinstance(schedule, TileSchedule) and "segment_rows" in changes and schedule.segment_rows is None:
+        raise ValueError("segment_rows: the kernel's lanes do not walk segments of their own (CSR rows)")
     for name in ("factors", "splits", "serial"):
         if isinstance(schedule, TileSchedule) and name in changes:
             given = changes[name]

@@ -114,6 +114,10 @@ def _rows_defaults(s: TileSchedule, c: Contraction | None) -> tuple[Value, ...]:
     return () if s.rows is None else (0, 1, 2, 4, 8)
 
 
+def _segment_rows_defaults(s: TileSchedule, c: Contraction | None) -> tuple[Value, ...]:
+    return () if s.segment_rows is None else (0, -1, 8, 32, 128)
+
+
 def _serial_defaults(s: TileSchedule, c: Contraction | None) -> tuple[Value, ...]:
     if s.serial is None:
         return ()
@@ -128,7 +132,8 @@ def _serial_defaults(s: TileSchedule, c: Contraction | None) -> tuple[Value, ...
 # combines the partial folds (x 2: the last of their programs, or a second kernel); where a loop
 # loads a tile and folds it, its iterations a step (x 4); where
 # a loop only reads memory, plain or pipelined in 3 stages (x 2); where an atomic of the kernel would
-# add once for several blocks, 1 to 16 blocks of one axis one after the other (x 9).
+# add once for several blocks, 1 to 16 blocks of one axis one after the other (x 9); where its lanes walk
+# segments of their own, one segment a program, the forms before R a program was one, or 8, 32, 128 (x 5).
 TILE_FIELDS: dict[str, FieldSpec] = {
     "factors": FieldSpec("factors", "a power of two per grid axis (1x2)", "consecutive blocks one program owns",
                          _factor_defaults),
@@ -153,6 +158,9 @@ TILE_FIELDS: dict[str, FieldSpec] = {
                             _load_stage_defaults),
     "rows": FieldSpec("int", "0 (one row a program past 8 KB rows) or the rows a program (a divisor of the block's)",
                       "rows of a block of independent rows one program runs (lift/narrow.py)", _rows_defaults),
+    "segment_rows": FieldSpec("int", "0 (one a program), -1 (the forms before R, at launch) or a power of two to the lanes",
+                              "segments of their own (CSR rows) one program sums, an [R, fold] tile a step "
+                              "(schedule/schedule.py)", _segment_rows_defaults),
     "serial": FieldSpec("factors", "a factor per grid axis, 1 to 64 (4x1)",
                         "consecutive blocks one program runs one after the other, their atomics added once"
                         " (schedule/serial.py)", _serial_defaults),
@@ -328,6 +336,7 @@ def _spec_table(s: Schedule | TileSchedule) -> dict[str, FieldSpec]:
         known -= {"num_stages"} if s.num_stages is None else set()
         known -= {"rows"} if s.rows is None else set()
         known -= {"serial"} if s.serial is None else set()
+        known -= {"segment_rows"} if s.segment_rows is None else set()
     return {k: v for k, v in table.items() if k in known}
 
 
