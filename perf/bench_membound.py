@@ -675,7 +675,7 @@ def _cases13(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
             name="segment_sums_skewed",
         ),
         Case(
-            "segment sums f32, m * n / 256 short segments (a thread per CSR row: a long grid)",
+            "segment sums f32, m * n / 256 short segments (a thread per CSR row: a long grid, 8 a program under auto)",
             forms4,
             "segment_sums",
             lambda m, n: (csr(m * n // 256, m * n), [nan(m * n // 256)]),
@@ -1569,7 +1569,7 @@ def _cases4(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
             1e-4,
         ),
         Case(
-            "segment sums f32, short segments (m * n / 32 of 0 to 63 values: the lanes stay)",
+            "segment sums f32, short segments (m * n / 32 of 0 to 63 values: 32 a program under auto)",
             forms4,
             "segment_sums",
             lambda m, n: (csr(m * n // 32, 32), [nan(m * n // 32)]),
