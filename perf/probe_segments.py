@@ -17,7 +17,8 @@ value arrives).  The H100 needs about 3.35 TB/s x 1 us, some 25 KB in flight an 
   each a new program after two latencies.  ``R`` rows a program put ``R`` times the bytes in flight per
   program and amortise its start, the offsets, the reduction across warps and the store; the cost is the
   lanes of the shorter rows masked while the longest runs (issue slots and registers, not bytes: a masked
-  lane reads nothing) -- at random cuts the longest of 8 segments of mean 256 is about 700 values
+  lane reads nothing; ``over`` 1 reads every step whole inside the tensor and masks after, as the
+  generated block's lanes did before 0674188) -- at random cuts the longest of 8 segments of mean 256 is about 700 values
   (``256 H_8``), so a step of ``BK = 256`` to 512 reads most segments whole in one or two steps.  The
   generalisation of ``_k0_lanes`` (128 rows, ``BK = 16``) and of ``_k0`` (1 row, ``BK = 512``);
 * ``flat`` (c, merge path): each program takes ``BLOCK`` consecutive values (one contiguous, perfectly
@@ -78,7 +79,7 @@ DISTS = ("cuts", "skew")
 
 
 @triton.jit
-def _rows(v_ptr, p_ptr, o_ptr, R, RB: tl.constexpr, BK: tl.constexpr, STAGES: tl.constexpr):
+def _rows(v_ptr, p_ptr, o_ptr, R, E, RB: tl.constexpr, BK: tl.constexpr, STAGES: tl.constexpr, OVER: tl.constexpr):
     r = tl.program_id(0) * RB + tl.arange(0, RB)
     rm = r < R
     lo = tl.load(p_ptr + r, mask=rm, other=0)
@@ -87,7 +88,12 @@ def _rows(v_ptr, p_ptr, o_ptr, R, RB: tl.constexpr, BK: tl.constexpr, STAGES: tl
     acc = tl.zeros([RB, BK], tl.float32)
     for k0 in tl.range(0, longest, BK, num_stages=STAGES):
         k = k0 + tl.arange(0, BK)[None, :]
-        acc += tl.load(v_ptr + lo[:, None].to(tl.int64) + k, mask=k < n[:, None], other=0.0)
+        at = lo[:, None].to(tl.int64) + k
+        if OVER:  # every step whole inside the tensor, masked after (the mask vecmasks.py wrote before 0674188)
+            v = tl.load(v_ptr + at, mask=rm[:, None] & (at < E), other=0.0)
+            acc += tl.where(k < n[:, None], v, 0.0)
+        else:
+            acc += tl.load(v_ptr + at, mask=k < n[:, None], other=0.0)
     tl.store(o_ptr + r, tl.sum(acc, axis=1), mask=rm)
 
 
@@ -231,23 +237,27 @@ def segments_case(total: int, mean: int, dist: str, dev: str, gen: Any, check: b
     # (R, BK, stages, warps): R = 1, BK = 512, 3 stages, 4 warps is auto's one a program (from 1024 values
     # a segment), [128, 16] at 8 warps the block's lanes (below 16; before R a program was a form, below
     # 128), [8, 256] and [32, 64] at 4 warps its R a program (policy.SEGMENT_ROW_FORMS)
-    shapes = [(1, 512, 3, 4), (128, 16, 3, 8)]
+    # ``over`` 1: each step's load masked only inside the tensor (the segment's end applied after), as the
+    # block's lanes were generated before 0674188 (schedule/vecmasks.py)
+    shapes = [(1, 512, 3, 4, 0), (128, 16, 3, 8, 0), (128, 16, 3, 8, 1), (8, 256, 3, 4, 1)]
     for rb, bk in itertools.product((2, 4, 8, 16, 32), (64, 128, 256, 512)):
         per_thread = rb * bk // 32
         warps = min(8, max(1, per_thread // 16))  # about 16 values a thread at a step
         if rb * bk <= 8192:
-            shapes.append((rb, bk, 1, warps))
+            shapes.append((rb, bk, 1, warps, 0))
             if rb * bk <= 2048:
-                shapes.append((rb, bk, 3, warps))
-    if check:  # steps shorter than the segments, so that the loop runs several
-        shapes = [(1, 512, 3, 4), (4, 16, 1, 1), (8, 32, 3, 2), (32, 64, 1, 4)]
-    for rb, bk, stages, warps in shapes:
+                shapes.append((rb, bk, 3, warps, 0))
+    if check:  # steps shorter than the segments, so that the loop runs several (one a program: seconds a
+        # thousand segments in the interpreter, checked where they are fewer)
+        shapes = [(4, 16, 1, 1, 0), (8, 32, 3, 2, 0), (32, 64, 1, 4, 0), (8, 32, 1, 2, 1)]
+        shapes += [(1, 512, 3, 4, 0)] if count <= 256 else []
+    for rb, bk, stages, warps, over in shapes:
         vs.append(
             (
                 "rows",
-                {"R": rb, "BK": bk, "stages": stages, "warps": warps},
-                lambda rb=rb, bk=bk, st=stages, w=warps: _rows[(triton.cdiv(count, rb),)](
-                    vals, ptr, out, count, RB=rb, BK=bk, STAGES=st, num_warps=w
+                {"R": rb, "BK": bk, "stages": stages, "warps": warps, "over": over},
+                lambda rb=rb, bk=bk, st=stages, w=warps, o=over: _rows[(triton.cdiv(count, rb),)](
+                    vals, ptr, out, count, total, RB=rb, BK=bk, STAGES=st, OVER=o, num_warps=w
                 ),
             )
         )
@@ -266,14 +276,24 @@ def segments_case(total: int, mean: int, dist: str, dev: str, gen: Any, check: b
     return Case([vals, ptr], [out], [ref], 1e-4, vs, lambda: torch.segment_reduce(vals, "sum", offsets=ptr.long()))
 
 
-def _generated(cache: dict[str, Any]) -> Any:
-    """tests/programs/membound_forms4.co translated under auto and imported (once)."""
-    if "gen" not in cache:
-        sys.path.insert(0, str(REPO))
-        from croq2triton.api import load
+_GENERATED: dict[str, Any] = {}
 
-        cache["gen"] = load(REPO / "tests/programs/membound_forms4.co", schedule="auto")
-    return cache["gen"]
+
+def _generated() -> Any:
+    """``segment_sums`` of tests/programs/membound_forms4.co (the function alone) translated under auto and
+    imported, once a process."""
+    if "gen" not in _GENERATED:
+        sys.path.insert(0, str(REPO))
+        from croq2triton.api import load_source, translate_full
+
+        text = (REPO / "tests/programs/membound_forms4.co").read_text()
+        start = text.index("__co__ void segment_sums(")
+        func = text[start : text.index("\n}\n", start) + 3]
+        out = translate_full(func, filename="membound_forms4.co", schedule="auto")
+        if out.failed:
+            raise RuntimeError(f"segment_sums did not translate: {out.failed}")
+        _GENERATED["gen"] = load_source(out.source, "probe_segments_auto")
+    return _GENERATED["gen"]
 
 
 def _error(got: Any, want: Any) -> float:
@@ -293,11 +313,10 @@ def run(
     if not check_only:
         props = torch.cuda.get_device_properties(0)
         print(json.dumps({"device": props.name, "sms": props.multi_processor_count, "triton": triton.__version__}))
-    cache: dict[str, Any] = {}
     all_ok = True
     for (m, n), mean, dist in itertools.product(sizes, means, dists):
         torch.manual_seed(0)
-        case = segments_case(m * n, mean, dist, dev, _generated(cache), check_only)
+        case = segments_case(m * n, mean, dist, dev, _generated(), check_only)
         nbytes = sum(t.numel() * t.element_size() for t in (*case.inputs, *case.outputs))
         src = torch.empty(max(1, nbytes // 2), dtype=torch.uint8, device=dev)
         dst = torch.empty_like(src)
