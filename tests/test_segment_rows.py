@@ -219,3 +219,46 @@ def test_the_forms_before_stay_selectable() -> None:
         got = poisoned(300)
         mod.seg_sum(vals, ptr, got)  # type: ignore[attr-defined]
         assert_near_max(got, _sums(vals, ptr), 1e-6, f"as before ({kernel})")
+
+
+GATHERS = """
+__co__ void gather_scaled(global f32 [E] x, global s32 [R] at, global s32 [R] len, global f32 [R, 64] y) {
+  parallel b by cdiv(R, 4) : block, {i, j} by [4, 64] : thread {
+    int r = b # i;
+    if (r < R && j < len.at(r)) y.at(r, j) = x.at(at.at(r) * 64 + j);
+  }
+}
+
+__co__ void gather_offset(global f32 [E] x, global s32 [R] at, global s32 [R] len, global f32 [R, 64] y) {
+  parallel b by cdiv(R, 4) : block, {i, j} by [4, 64] : thread {
+    int r = b # i;
+    if (r < R && j < len.at(r)) y.at(r, j) = x.at(at.at(r) + j);
+  }
+}
+"""
+
+
+def test_vector_masks_only_where_the_address_can_be_aligned() -> None:
+    """schedule/vecmasks.py leaves a load alone where its contiguous index adds a loaded value (``at.at(r)
+    + j``: no alignment Triton could prove, the guard ``j < len.at(r)`` stays on the load) and still rounds
+    the guard out where the loaded value is scaled (``at.at(r) * 64 + j``: aligned groups of 16 bytes);
+    both read what the source does (rows past their length poisoned, as never written)."""
+    code = translate_full(GATHERS, filename="gathers.co", schedule="auto").source
+    assert "_vec" in _kernel(code, "gather_scaled_k0") and "_vec" not in _kernel(code, "gather_offset_k0")
+    mod = load_source(code, "segment_rows_gathers")
+    g = torch.Generator().manual_seed(11)
+    r = 13
+    x = torch.randn(64 * 20, generator=g).to(DEVICE)
+    lens = torch.randint(0, 65, (r,), generator=g).to(torch.int32).to(DEVICE)
+    for fn, at, row in (
+        ("gather_scaled", torch.randint(0, 20, (r,), generator=g), lambda a: a * 64),
+        ("gather_offset", torch.randint(0, 64 * 19, (r,), generator=g), lambda a: a),
+    ):
+        y = poisoned(r, 64)
+        getattr(mod, fn)(x, at.to(torch.int32).to(DEVICE), lens, y)
+        want = torch.full((r, 64), float("nan"), dtype=torch.float64)
+        for i in range(r):
+            n, s = int(lens[i]), int(row(at[i]))
+            want[i, :n] = x.double().cpu()[s : s + n]
+        got = y.double().cpu()
+        assert torch.equal(got.isnan(), want.isnan()) and torch.equal(got.nan_to_num(), want.nan_to_num()), fn

@@ -137,7 +137,7 @@ class TileSchedule:
     # where short, the block's lanes where shorter still); -1 (auto or a tuning point): the forms before R a
     # program was one, picked at launch (one a program from policy.SEGMENT_LANE_ELEMS a lane, else the
     # block's lanes).  A tuning point's R >= 1 (a power of two, at most the block's lanes): R a program at
-    # every launch (the split's aside), in steps of ``fold``; its 0: one a program, as tuning points ran
+    # every launch (the split's aside), in steps of ``fold``; its 0: one a program, as tuning points ran before
     segment_rows: int | None = None
 
     def __post_init__(self) -> None:

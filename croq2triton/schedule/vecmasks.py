@@ -239,23 +239,29 @@ def _compared(t: E.Bin, last: E.Expr, axes: list[int]) -> tuple[str, E.Expr] | N
 
 
 def _reads_loaded(index: E.Expr, lets: dict[str, E.Expr], loaded: set[str]) -> bool:
-    """Whether the contiguous index ``index`` of a load holds a value loaded from memory (a segment's
-    start, ``vals.at(lo + k)`` with ``lo = ptr.at(r)``): Triton proves no alignment of such an address,
-    so it reads the load element by element whatever its mask, and rounding out or leaving out a guard
-    would only read elements the source skips (up to a whole step past each segment's end, every step of
-    a loop that runs to the longest of a program's segments)."""
+    """Whether the contiguous index ``index`` of a load adds a value loaded from memory as a term of its
+    own (a segment's start, ``vals.at(lo + k)`` with ``lo = ptr.at(r)``; through sums, differences,
+    casts and placements, not through a product: ``ids.at(b) * D + j`` is aligned where ``D`` is): Triton
+    proves no alignment of such an address, so it reads the load element by element whatever its mask,
+    and rounding out or leaving out a guard would only read elements the source skips (up to a whole step
+    past each segment's end, every step of a loop that runs to the longest of a program's segments)."""
     seen: set[str] = set()
-    todo = list(E.free_vars(index))
-    while todo:
-        v = todo.pop()
-        if v.name in seen:
-            continue
-        seen.add(v.name)
-        if v.name in loaded:
-            return True
-        if v.name in lets:
-            todo += E.free_vars(lets[v.name])
-    return False
+
+    def additive(e: E.Expr) -> bool:
+        if isinstance(e, E.Var):
+            if e.name in loaded:
+                return True
+            if e.name in lets and e.name not in seen:
+                seen.add(e.name)
+                return additive(lets[e.name])
+            return False
+        if isinstance(e, E.Bin) and e.op in ("+", "-"):
+            return additive(e.lhs) or additive(e.rhs)
+        if isinstance(e, (E.Cast, E.Lift)):
+            return additive(e.value)
+        return False
+
+    return additive(index)
 
 
 def _speculated(t: E.Expr, axes: list[int], rank: int, lets: dict[str, E.Expr], loaded: set[str]) -> bool:
