@@ -32,7 +32,9 @@ halving ``tx < h``, lane ``tx == 0`` of each row reading ``ty * C``), is proved 
 row: the store that starts it is a tile of ``[R, C]`` lanes, and a load whose every active lane reads
 every position of one row of it exactly once (for ``max`` / ``min``: at least once), lane ``(i, ..)``
 row ``i`` at every run, reads the row's reduction: ``tl.sum`` (``tl.max``, ``tl.min``) of the tile
-along its last axis, lane ``i`` of it.
+along its last axis, lane ``i`` of it.  Trees down the columns (halving ``ty < h``, each column its own
+tree: the column sums of a block walking down rows) are the same with the axes swapped: lane ``(.., j)``
+reading every position of column ``j`` reads the tile's reduction along its first axis, lane ``j`` of it.
 
 Where no load of the buffer is left, its stores, the steps' loops and the scratch argument go, and
 the barriers are placed again from what remains (lift/hazards.py).  Floating-point sums come out
@@ -150,10 +152,10 @@ def _fold(kernel: N.Kernel, area: str) -> N.Kernel:
             out.extend(after.get(id(s), []))
         return out
 
-    row_totals: dict[Total, E.Var] = {}
+    row_totals: dict[tuple[Total, int], E.Var] = {}
     for store in run.starts:
-        for op in sorted({o for sid, o in (t for t, _ in rows.values()) if sid == id(store)}):
-            name = f"{area.removesuffix('_scratch')}_{FOLDS[op]}_rows"
+        for op, axis in sorted({(t[1], ax) for t, ax in rows.values() if t[0] == id(store)}):
+            name = f"{area.removesuffix('_scratch')}_{FOLDS[op]}_{'rows' if axis else 'cols'}"
             base, k = name, 2
             while name in taken:
                 name, k = f"{base}_{k}", k + 1
@@ -163,9 +165,9 @@ def _fold(kernel: N.Kernel, area: str) -> N.Kernel:
             if len(value.shape) != 2 or not isinstance(r, int) or not isinstance(c, int):
                 raise NotTree("rows of a tile that is not [R, C]")
             wide = SUM_TYPES.get(value.dtype) if op == "+" else None
-            total = E.Reduce(FOLDS[op], E.Cast(value, wide) if wide else value, 1)
-            var = E.Var(name, value.dtype, dims=(r,))
-            row_totals[(id(store), op)] = var
+            total = E.Reduce(FOLDS[op], E.Cast(value, wide) if wide else value, axis)
+            var = E.Var(name, value.dtype, dims=(r,) if axis else (c,))
+            row_totals[((id(store), op), axis)] = var
             after.setdefault(id(store), []).append(
                 N.Let(var, E.fold(E.Cast(total, value.dtype) if wide else total), line=store.line)
             )
@@ -175,7 +177,8 @@ def _fold(kernel: N.Kernel, area: str) -> N.Kernel:
         out: list[N.Stmt] = []
         for s in body:
             if isinstance(s, N.Load) and id(s) in rows:
-                out.append(N.Let(s.var, _row_value(row_totals[rows[id(s)][0]], s), line=s.line))
+                axis = rows[id(s)][1]
+                out.append(N.Let(s.var, _row_value(row_totals[rows[id(s)]], s, axis), line=s.line))
                 continue
             if isinstance(s, (N.For, N.While)):
                 s = dataclasses.replace(s, body=rewrite_rows(s.body))
@@ -202,13 +205,14 @@ def _fold(kernel: N.Kernel, area: str) -> N.Kernel:
     return out
 
 
-def _row_value(totals: E.Var, ld: N.Load) -> E.Expr:
-    """The rows' totals (``[R]``) as the value the load gave: lane ``(i, ..)`` row ``i``'s (``other``
-    where its mask is off)."""
+def _row_value(totals: E.Var, ld: N.Load, axis: int) -> E.Expr:
+    """The rows' totals (``[R]``, ``axis`` 1) as the value the load gave: lane ``(i, ..)`` row ``i``'s;
+    the columns' (``[C]``, ``axis`` 0): lane ``(.., j)`` column ``j``'s (``other`` where its mask is off)."""
     shape, dtype = ld.var.shape, ld.var.type
     value: E.Expr = totals if totals.dtype == dtype else E.Cast(totals, dtype)
     if len(shape) > 1:
-        value = E.Bin("+", E.Full(shape, 0, dtype), E.Lift(value, len(shape), (0,)))
+        lifted = E.Lift(value, len(shape), (0,) if axis else (len(shape) - 1,))
+        value = E.Bin("+", E.Full(shape, 0, dtype), lifted)
     if ld.mask is not None and ld.other is not None:
         return E.Where(ld.mask, value, E.Full(shape, ld.other, dtype))
     return value
@@ -245,7 +249,8 @@ class _Run:
         self.reads: dict[int, bool] = {}  # id(load of the buffer): whole totals at every run so far
         self.read_start: dict[int, Total] = {}  # id(load) -> the total it reads
         self.row: dict[int, int] = {}  # id(store that started a tile of [R, C] lanes) -> C
-        # id(load of the buffer) -> the rows' totals it reads (lane (i, ..) row i's at every run so far), or None
+        # id(load of the buffer) -> the rows' (axis 1) or the columns' (axis 0) totals it reads (lane (i, ..)
+        # row i's, lane (.., j) column j's, at every run so far): (which, axis), or None
         self.row_reads: dict[int, tuple[Total, int] | None] = {}
         # (id(statement), a part of one of its expressions) -> (a whole reduction at every run, which)
         self.uses: dict[tuple[int, E.Expr], tuple[bool, Total | None]] = {}
@@ -445,7 +450,8 @@ class _Run:
 
     def rows_of(self, got: np.ndarray) -> tuple[Total, int] | None:
         """Where lane ``(i, ..)`` of every active lane of ``got`` holds the whole reduction of row ``i``
-        of a tile of ``[R, C]`` lanes (by one start and one operator): (which, R); else None."""
+        of a tile of ``[R, C]`` lanes (by one start and one operator): (which, 1); where lane ``(.., j)``
+        holds column ``j``'s: (which, 0); else None."""
         if not got.shape:
             return None
         which = {(g, m.op) for m in got.reshape(-1) if m is not None for g, _ in m.counts}
@@ -457,16 +463,21 @@ class _Run:
             return None
         assert self.size is not None
         height = self.size // width
-        if got.shape[0] != height:
-            return None
-        for i in range(height):
-            want = set(range(i * width, (i + 1) * width))
-            for m in got[i].reshape(-1):
+
+        def each(lanes: Any, want: set[int]) -> bool:
+            for m in lanes.reshape(-1):
                 if m is None:
                     continue
                 if {p for _, p in m.counts} != want or (op == "+" and any(c != 1 for c in m.counts.values())):
-                    return None
-        return (id(self.starts[k]), op), height
+                    return False
+            return True
+
+        which = (id(self.starts[k]), op)
+        if got.shape[0] == height and all(each(got[i], set(range(i * width, (i + 1) * width))) for i in range(height)):
+            return which, 1
+        if got.shape[-1] == width and all(each(got[..., j], set(range(j, self.size, width))) for j in range(width)):
+            return which, 0
+        return None
 
     def is_total(self, m: Part) -> bool:
         """Every position of the stored tile, each once for a sum (max and min repeat harmlessly)."""
