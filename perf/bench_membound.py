@@ -594,7 +594,8 @@ def _cases15(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
     their fold), a scale + bias + leaky clamp from f16 to f32, dot products of f16 rows through chunkat
     quarters, count of positives and maximum of s32 rows, MSE and L1 of f16 rows by a [2, 64] block and
     shared trees, the last argmax of s32 columns, a logsumexp down f16 columns, the range of each row by a
-    [4, 32] block, the maximum over the middle axis of a 3-D f16 tensor, s8 dequantisation."""
+    [4, 32] block, the maximum over the middle axis of a 3-D f16 tensor, s8 dequantisation, column sums by
+    a [16, 32] block and a shared tree down the columns."""
     import torch
     import torch.nn.functional as F
 
@@ -779,6 +780,15 @@ def _cases15(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
             lambda q, s, z: [(q.double() - z.double()) * s.double()[:, None]],
             lambda q, s, z: ((q.float() - z) * s[:, None]).half(),
             1e-3,
+        ),
+        Case(
+            "column sums f32 ([16, 32] block walking down by while loops, a shared tree down the columns)",
+            forms10,
+            "col_sums_tree_ty",
+            lambda m, n: ([rand(m, n)], [nan(n)]),
+            lambda x: [x.double().sum(0)],
+            lambda x: x.sum(0),
+            1e-4,
         ),
     ]
 

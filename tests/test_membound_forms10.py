@@ -8,7 +8,7 @@ last axis of a 3-D f16 tensor by a warp, a mean squared error over a whole tenso
 through chunkat views, count of positives and maximum of s32 rows, MSE and L1 of f16 rows by a [2, 64]
 block and shared trees, the last argmax of s32 columns, an online logsumexp down f16 columns, the range
 of each row by a [4, 32] block and shared trees, the maximum over the middle axis of a 3-D f16 tensor and
-s8 dequantisation. Each runs under both schedules in the interpreter against float64 torch on ragged
+s8 dequantisation and column sums by a [16, 32] block with a shared tree down the columns. Each runs under both schedules in the interpreter against float64 torch on ragged
 sizes, outputs poisoned with NaN; what ``--schedule auto`` makes of each loop is checked on the generated
 code."""
 
@@ -164,16 +164,17 @@ CASES: dict[str, tuple[Inputs, Outputs, Callable[..., list[torch.Tensor]], float
         _mse_l1,
         1e-5,
     ),
-    # (integers in [-5, 5): ties in every column, the last index wins)
+    # (integers in [-5, 5): ties in every column, the last index wins; the column kernels fold [n, m]: the
+    # long axis down the columns)
     "col_argmax_last_s32": (
-        lambda m, n: [_ints(m, n, lo=-5, hi=5, seed=n + 19)],
-        lambda m, n: [((n,), S32)],
+        lambda m, n: [_ints(n, m, lo=-5, hi=5, seed=n + 19)],
+        lambda m, n: [((m,), S32)],
         _argmax_last_cols,
         0.0,
     ),
     "col_lse_online_f16": (
-        lambda m, n: [randn(m, n, dtype=H, seed=m + 20) * 3],
-        lambda m, n: [((n,), F32)],
+        lambda m, n: [randn(n, m, dtype=H, seed=m + 20) * 3],
+        lambda m, n: [((m,), F32)],
         lambda x: [torch.logsumexp(_d(x), 0)],
         1e-5,
     ),
@@ -195,6 +196,12 @@ CASES: dict[str, tuple[Inputs, Outputs, Callable[..., list[torch.Tensor]], float
         lambda m, n: [((m, n), H)],
         lambda q, s, z: [(_d(q) - _d(z)) * _d(s)[:, None]],
         1e-3,
+    ),
+    "col_sums_tree_ty": (
+        lambda m, n: [randn(n, m, seed=m + 26)],
+        lambda m, n: [((m,), F32)],
+        lambda x: [_d(x).sum(0)],
+        1e-5,
     ),
 }
 SIZES = [(37, 300), (5, 4100)]
@@ -255,6 +262,9 @@ FOLDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "col_lse_online_f16": (("i",), ("tl.max(", "tl.sum(")),
     "row_range_block4": (("k",), ("tl.max(", "tl.min(")),
     "mid_axis_max_while_f16": (("l_step",), ("tl.max(",)),
+    # (each thread's rows from ty by 16 a foreach, lift/whileloops.py; the [16, 32] tree down the columns
+    # the columns' reductions, schedule/treefold.py)
+    "col_sums_tree_ty": (("i_step",), ("tl.sum(",)),
 }
 # a kernel of two: kernel -> (its launches' counters along the long axis as written, the reductions of each)
 TWO: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -285,10 +295,15 @@ def test_both_kernels_fold(kernel: str) -> None:
 
 def test_shared_trees_of_several_rows_fold() -> None:
     """A [R, C] block whose rows of threads each fold a tree of their own in one shared buffer: under auto
-    each buffer is the rows' reductions (no scratch memory, no halving loop left)."""
-    for kernel in ("mse_l1_rows_block2_f16", "row_range_block4"):
+    each buffer is the rows' reductions (no scratch memory, no halving loop left); a tree down its columns,
+    the columns' reductions."""
+    for kernel, axis in (
+        ("mse_l1_rows_block2_f16", "_rows"),
+        ("row_range_block4", "_rows"),
+        ("col_sums_tree_ty", "_cols"),
+    ):
         body = _code("auto", f"{kernel}_k0")
-        assert "_rows" in body and "while " not in body and "_scratch" not in body, body
+        assert axis in body and "while " not in body and "_scratch" not in body, body
         assert "_scratch" in _code("source", f"{kernel}_k0")
 
 
@@ -320,6 +335,7 @@ WHILES = (
     "mse_l1_rows_block2_f16",
     "row_range_block4",
     "mid_axis_max_while_f16",
+    "col_sums_tree_ty",
 )
 
 
