@@ -595,7 +595,7 @@ def _cases15(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
     quarters, count of positives and maximum of s32 rows, MSE and L1 of f16 rows by a [2, 64] block and
     shared trees, the last argmax of s32 columns, a logsumexp down f16 columns, the range of each row by a
     [4, 32] block, the maximum over the middle axis of a 3-D f16 tensor, s8 dequantisation, column sums by
-    a [16, 32] block and a shared tree down the columns."""
+    a [16, 32] block and a shared tree down the columns, row sums by a block of 8 warps in two levels."""
     import torch
     import torch.nn.functional as F
 
@@ -788,6 +788,15 @@ def _cases15(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
             lambda m, n: ([rand(m, n)], [nan(n)]),
             lambda x: [x.double().sum(0)],
             lambda x: x.sum(0),
+            1e-4,
+        ),
+        Case(
+            "row sums f32 (block of 8 warps per row: shuffles, the warps' partials in shared, shuffles)",
+            forms10,
+            "row_sums_two_level",
+            lambda m, n: ([rand(m, n)], [nan(m)]),
+            lambda x: [x.double().sum(1)],
+            lambda x: x.sum(1),
             1e-4,
         ),
     ]

@@ -8,7 +8,8 @@ last axis of a 3-D f16 tensor by a warp, a mean squared error over a whole tenso
 through chunkat views, count of positives and maximum of s32 rows, MSE and L1 of f16 rows by a [2, 64]
 block and shared trees, the last argmax of s32 columns, an online logsumexp down f16 columns, the range
 of each row by a [4, 32] block and shared trees, the maximum over the middle axis of a 3-D f16 tensor and
-s8 dequantisation and column sums by a [16, 32] block with a shared tree down the columns. Each runs under both schedules in the interpreter against float64 torch on ragged
+s8 dequantisation, column sums by a [16, 32] block with a shared tree down the columns and row sums by
+a block of 8 warps folded in two levels (shuffles, shared memory, shuffles). Each runs under both schedules in the interpreter against float64 torch on ragged
 sizes, outputs poisoned with NaN; what ``--schedule auto`` makes of each loop is checked on the generated
 code."""
 
@@ -203,6 +204,12 @@ CASES: dict[str, tuple[Inputs, Outputs, Callable[..., list[torch.Tensor]], float
         lambda x: [_d(x).sum(0)],
         1e-5,
     ),
+    "row_sums_two_level": (
+        lambda m, n: [randn(m, n, seed=n + 27)],
+        lambda m, n: [((m,), F32)],
+        lambda x: [_d(x).sum(1)],
+        1e-5,
+    ),
 }
 SIZES = [(37, 300), (5, 4100)]
 
@@ -271,6 +278,15 @@ TWO: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # (the grid-stride loop over the flat elements folded, the block tree one reduction; then the partials')
     "mse_total_two_pass": (("k",), ("tl.sum(",)),
 }
+# kernels whose row loop folds under auto but whose code keeps a round trip through scratch memory:
+# kernel -> (counters, reductions)
+SCRATCH: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # (NOT YET FOLDED: the warps' partials, stored by lane 0 of each warp and read back by the lanes t < 8
+    # of warp 0, stay a store, a barrier and a load of 8 elements a program in scratch memory:
+    # schedule/forward.py does not read an element stored by lane (w, 0) at lane (0, w), and the store is
+    # masked, so schedule/treefold.py does not start a tree there; right in both schedules)
+    "row_sums_two_level": (("k",), ("tl.sum(",)),
+}
 # loops that are not along a long axis: kept as written, each step a [8, 32] tile of the lanes
 KEPT: dict[str, str] = {"scale_bias_clamp_f16": "k"}
 # no loop as written: a thread an element
@@ -307,6 +323,17 @@ def test_shared_trees_of_several_rows_fold() -> None:
         assert "_scratch" in _code("source", f"{kernel}_k0")
 
 
+@pytest.mark.parametrize("kernel", sorted(SCRATCH))
+def test_folded_with_a_scratch_round_trip(kernel: str) -> None:
+    body = _code("auto", f"{kernel}_k0")
+    counters, reductions = SCRATCH[kernel]
+    assert not [c for c in counters if re.search(rf"\bfor {c} in\b", body)], body
+    assert all(r in body for r in reductions), body
+    assert re.search(r"\bfor k in\b", _code("source", f"{kernel}_k0"))
+    # (the honest expectation today: the partials' round trip stays; drop this where it folds)
+    assert "_scratch" in body, body
+
+
 @pytest.mark.parametrize("kernel", sorted(KEPT))
 def test_short_windows_stay_loops(kernel: str) -> None:
     body = _code("auto", f"{kernel}_k0")
@@ -323,7 +350,7 @@ def test_elementwise_is_one_store(kernel: str) -> None:
 def test_every_kernel_is_checked() -> None:
     functions = set(re.findall(r"__co__ void (\w+)\(", PROGRAM.read_text()))
     assert functions == set(CASES)
-    assert functions == set(FOLDS) | set(TWO) | set(KEPT) | set(ELEMENTWISE)
+    assert functions == set(FOLDS) | set(TWO) | set(SCRATCH) | set(KEPT) | set(ELEMENTWISE)
     assert DEVICE is not None
 
 
