@@ -393,6 +393,7 @@ def _cases() -> list[Case]:
         *_cases12(rand, nan),
         *_cases13(rand, nan),
         *_cases14(rand, nan),
+        *_cases15(rand, nan),
     ]
 
 
@@ -578,6 +579,224 @@ def _cases14(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
             flat,
             lambda x: [x.double().view(-1, cols[0]).mean(0)],
             lambda x: x.view(-1, cols[0]).mean(0),
+            1e-4,
+        ),
+    ]
+
+
+def _cases15(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
+    """The forms of tests/programs/membound_forms10.co, with the torch ops of the same work: a softmax by a
+    block per row striding with while loops and shared trees halved by a shift, an online softmax of f16
+    rows by a warp merging (maximum, sum) pairs by shuffles, a Welford per thread merged by thread 0, an
+    argmax of f16 rows by a warp merging (value, index) pairs, running sums along rows (a scan), sums over
+    the middle axis of a 3-D tensor with an atomic a column, an RMSNorm over the last axis of a 3-D f16
+    tensor by a warp, a mean squared error over a whole tensor in two kernels (per-block partials, then
+    their fold), a scale + bias + leaky clamp from f16 to f32, dot products of f16 rows through chunkat
+    quarters, count of positives and maximum of s32 rows, MSE and L1 of f16 rows by a [2, 64] block and
+    shared trees, the last argmax of s32 columns, a logsumexp down f16 columns, the range of each row by a
+    [4, 32] block, the maximum over the middle axis of a 3-D f16 tensor, s8 dequantisation, column sums by
+    a [16, 32] block and a shared tree down the columns, row sums by a block of 8 warps in two levels."""
+    import torch
+    import torch.nn.functional as F
+
+    forms10 = "tests/programs/membound_forms10.co"
+    h = torch.float16
+    dev = rand(1).device
+    parts = 528  # the partials of mse_total_two_pass: four blocks an SM of an H100 / H200 (132 SMs)
+
+    def ints(*shape: int, lo: int, hi: int, dtype: Any = torch.int32) -> Any:
+        return torch.randint(lo, hi, shape, device=dev).to(dtype)
+
+    def mse_parts(a: Any, c: Any) -> list[Any]:
+        d = ((a.double() - c.double()) ** 2).reshape(-1)
+        blocks = (torch.arange(d.numel(), device=dev) // 256) % parts
+        return [torch.zeros(parts, dtype=torch.float64, device=dev).index_add_(0, blocks, d), d.mean().reshape(1)]
+
+    def clamp(x: Any, rs: Any, b: Any, lo: float, hi: float) -> Any:
+        return F.leaky_relu(x.float() * rs[:, None] + b.float(), 0.01).clamp(lo, hi)
+
+    def mse_l1(a: Any, c: Any) -> list[Any]:
+        d = a.float() - c.float()
+        return [(d * d).mean(1), d.abs().mean(1)]
+
+    def last_argmax(x: Any) -> Any:
+        return x.shape[0] - 1 - x.flip(0).argmax(0)
+
+    def row_range(x: Any) -> Any:
+        lo, hi = torch.aminmax(x, dim=1)
+        return hi - lo
+
+    return [
+        Case(
+            "softmax f32 (block per row, while loops by 128, shared trees halved by a shift)",
+            forms10,
+            "softmax_stride_while",
+            lambda m, n: ([rand(m, n)], [nan(m, n)]),
+            lambda x: [torch.softmax(x.double(), 1)],
+            lambda x: torch.softmax(x, 1),
+            1e-5,
+        ),
+        Case(
+            "online softmax f16 (warp per row, lanes' (max, sum) pairs merged by shuffles)",
+            forms10,
+            "online_softmax_warp_f16",
+            lambda m, n: ([rand(m, n, dtype=h)], [nan(m, n, dtype=h)]),
+            lambda x: [torch.softmax(x.double(), 1)],
+            lambda x: torch.softmax(x, 1),
+            1e-2,
+        ),
+        Case(
+            "row mean and variance f32 (block per row, Welford a thread, Chan's merge by thread 0)",
+            forms10,
+            "welford_block_merge",
+            lambda m, n: ([rand(m, n)], [nan(m), nan(m)]),
+            lambda x: [x.double().mean(1), x.double().var(1, unbiased=False)],
+            lambda x: torch.var_mean(x, 1, correction=0),
+            1e-4,
+        ),
+        Case(
+            "row argmax and max f16 (warp per row, (value, index) pairs merged by shuffles)",
+            forms10,
+            "argmax_warp_pairs_f16",
+            lambda m, n: ([rand(m, n, dtype=h)], [ints(m, lo=-1, hi=0), nan(m)]),
+            lambda x: [x.double().argmax(1).double(), x.double().amax(1)],
+            lambda x: torch.max(x, 1),
+            0.0,
+        ),
+        Case(
+            "running row sums f32 (thread per row, a scan)",
+            forms10,
+            "cumsum_rows",
+            lambda m, n: ([rand(m, n)], [nan(m, n)]),
+            lambda x: [x.double().cumsum(1)],
+            lambda x: torch.cumsum(x, 1),
+            1e-4,
+        ),
+        Case(
+            "sums over the middle axis f32 ([8, M / 8, N], 64 rows a thread, an atomic a column)",
+            forms10,
+            "mid_axis_sum_atomic",
+            lambda m, n: ([rand(8, m // 8, n)], [nan(8, n)]),
+            lambda x: [x.double().sum(1)],
+            lambda x: x.sum(1),
+            1e-4,
+            zero_outputs=True,
+        ),
+        Case(
+            "RMSNorm f16 over the last axis of [8, M / 8, N] (warp per row, while loops)",
+            forms10,
+            "rmsnorm_3d_warp_f16",
+            lambda m, n: ([rand(8, m // 8, n, dtype=h), rand(n, dtype=h)], [nan(8, m // 8, n, dtype=h)]),
+            lambda x, w: [F.rms_norm(x.double(), (x.shape[2],), w.double(), 1e-6)],
+            lambda x, w: F.rms_norm(x, (x.shape[2],), w, 1e-6),
+            1e-2,
+        ),
+        Case(
+            "mean squared error f32 of a whole tensor (528 block partials, then their fold: two kernels)",
+            forms10,
+            "mse_total_two_pass",
+            lambda m, n: ([rand(m, n), rand(m, n)], [nan(parts), nan(1)]),
+            mse_parts,
+            lambda a, c: F.mse_loss(a, c),
+            1e-4,
+        ),
+        Case(
+            "scale a row + bias a column + leaky clamp, f16 to f32 ([8, 32] threads, four rows each)",
+            forms10,
+            "scale_bias_clamp_f16",
+            lambda m, n: ([rand(m, n, dtype=h), rand(m), rand(n, dtype=h), -0.5, 1.5], [nan(m, n)]),
+            lambda x, rs, b, lo, hi: [clamp(x.double(), rs.double(), b.double(), lo, hi)],
+            clamp,
+            1e-6,
+        ),
+        Case(
+            "row dot products f16 (block per row, four threads a chunkat quarter each)",
+            forms10,
+            "dot_chunkat_quarters_f16",
+            lambda m, n: ([rand(m, n, dtype=h), rand(m, n, dtype=h)], [nan(m)]),
+            lambda a, c: [(a.double() * c.double())[:, : a.shape[1] // 4 * 4].sum(1)],
+            lambda a, c: (a.float() * c.float()).sum(1),
+            1e-4,
+        ),
+        Case(
+            "count of positives and maximum of s32 rows (thread per row, one loop)",
+            forms10,
+            "count_pos_max_s32",
+            lambda m, n: ([ints(m, n, lo=-1000, hi=1000)], [ints(m, lo=-1, hi=0), ints(m, lo=-1, hi=0)]),
+            lambda x: [(x > 0).sum(1).double(), x.double().amax(1)],
+            lambda x: ((x > 0).sum(1, dtype=torch.int32), x.amax(1)),
+            0.0,
+        ),
+        Case(
+            "MSE and L1 of f16 rows ([2, 64] block, two rows, shared trees halved by a shift)",
+            forms10,
+            "mse_l1_rows_block2_f16",
+            lambda m, n: ([rand(m, n, dtype=h), rand(m, n, dtype=h)], [nan(m), nan(m)]),
+            lambda a, c: [t.double() for t in mse_l1(a.double(), c.double())],
+            mse_l1,
+            1e-4,
+        ),
+        Case(
+            "last argmax of s32 columns (thread per column, ties to the later row)",
+            forms10,
+            "col_argmax_last_s32",
+            lambda m, n: ([ints(m, n, lo=-1000, hi=1000)], [ints(n, lo=-1, hi=0)]),
+            lambda x: [last_argmax(x).double()],
+            last_argmax,
+            0.0,
+        ),
+        Case(
+            "column logsumexp f16 (thread per column, running max and rescaled sum)",
+            forms10,
+            "col_lse_online_f16",
+            lambda m, n: ([rand(m, n, dtype=h)], [nan(n)]),
+            lambda x: [torch.logsumexp(x.double(), 0)],
+            lambda x: torch.logsumexp(x.float(), 0),
+            1e-4,
+        ),
+        Case(
+            "row range (max - min) f32 ([4, 32] block, four rows, two shared trees)",
+            forms10,
+            "row_range_block4",
+            lambda m, n: ([rand(m, n)], [nan(m)]),
+            lambda x: [row_range(x.double())],
+            row_range,
+            1e-6,
+        ),
+        Case(
+            "maximum over the middle axis f16 ([8, M / 8, N], thread per column, while loop)",
+            forms10,
+            "mid_axis_max_while_f16",
+            lambda m, n: ([rand(8, m // 8, n, dtype=h)], [nan(8, n, dtype=h)]),
+            lambda x: [x.double().amax(1)],
+            lambda x: x.amax(1),
+            0.0,
+        ),
+        Case(
+            "s8 dequantisation to f16 (a scale a row, an offset a column, thread per element)",
+            forms10,
+            "dequant_s8_rows",
+            lambda m, n: ([ints(m, n, lo=-128, hi=128, dtype=torch.int8), rand(m), rand(n)], [nan(m, n, dtype=h)]),
+            lambda q, s, z: [(q.double() - z.double()) * s.double()[:, None]],
+            lambda q, s, z: ((q.float() - z) * s[:, None]).half(),
+            1e-3,
+        ),
+        Case(
+            "column sums f32 ([16, 32] block walking down by while loops, a shared tree down the columns)",
+            forms10,
+            "col_sums_tree_ty",
+            lambda m, n: ([rand(m, n)], [nan(n)]),
+            lambda x: [x.double().sum(0)],
+            lambda x: x.sum(0),
+            1e-4,
+        ),
+        Case(
+            "row sums f32 (block of 8 warps per row: shuffles, the warps' partials in shared, shuffles)",
+            forms10,
+            "row_sums_two_level",
+            lambda m, n: ([rand(m, n)], [nan(m)]),
+            lambda x: [x.double().sum(1)],
+            lambda x: x.sum(1),
             1e-4,
         ),
     ]

@@ -133,20 +133,19 @@ def test_a_row_written_and_read_back_by_its_lane_folds() -> None:
     assert "tl.debug_barrier()" not in as_written
 
 
-def test_a_tree_over_rows_narrowed_to_one_row_folds() -> None:
-    """Two rows a block with a shared [2, 128] tree: narrowed to one row a program (lift/narrow.py),
-    the row's [1, 128] partials are stored in the buffer's order and the tree is read as one
-    reduction of them (schedule/treefold.py), although the final read's mask holds a term of the
-    program's row (``t == 0 && r # q < M``) that the proof cannot know.  The partials are read only
-    as that total, so they are kept as the total, each block's ``[BLOCK_J, 1, 128]`` tile folded over
-    the lanes' axis first (schedule/totals.py; the leading axis first crosses the warps)."""
+def test_a_tree_over_rows_folds_row_by_row() -> None:
+    """Two rows a block with a shared [2, 128] tree, each row of threads its own tree: the final read
+    (lane ``(q, ..)`` row ``q``'s element 0) is each row's reduction of the stored [2, 128] tile
+    (schedule/treefold.py, rows), although its mask holds a term of the program's row (``t == 0 &&
+    r # q < M``) that the proof cannot know.  The partials are read only as those totals, so they are
+    kept as totals, each ``[BLOCK_J, 2, 128]`` tile folded over the lanes' axis first (schedule/totals.py;
+    the leading axis first crosses the warps).  (Before the rows' trees folded, the block was narrowed to
+    one row a program for long rows, lift/narrow.py, and kept the tree as written for short ones.)"""
     code = translate_full(PROGRAM.read_text(), filename="membound_forms2.co", schedule="auto").source
-    narrowed = code.split("def row_sums_2rows_k0_rows(")[1].split("@triton.jit")[0]
-    assert "part_scratch" not in narrowed and "tl.debug_barrier()" not in narrowed
-    assert "tl.reshape" not in narrowed and "part_sum = tl.sum(acc_sum, axis=0)" in narrowed
-    assert "axis=2,\n        ),\n        axis=0," in narrowed  # the lanes (axis 2) before the blocks (axis 0)
     two_rows = code.split("def row_sums_2rows_k0(")[1].split("@triton.jit")[0]
-    assert "part_scratch" in two_rows  # each row's own tree over a [2, 128] tile stays as written
+    assert "part_scratch" not in two_rows and "tl.debug_barrier()" not in two_rows
+    assert "tl.reshape" not in two_rows and "part_sum_rows = acc_sum" in two_rows
+    assert "axis=2,\n        ),\n        axis=0," in two_rows  # the lanes (axis 2) before the blocks (axis 0)
 
 
 def test_a_padded_tile_written_and_read_under_bounds_is_a_register_transpose() -> None:

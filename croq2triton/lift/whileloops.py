@@ -15,14 +15,18 @@ What the rewrite needs of the source (else the loop stays as written):
 * the condition is ``j < e`` or ``j <= e`` (``e > j``, ``e >= j``) with ``j`` a ``mutable int``
   declared in the same statement list before the loop, its initial value ``j0`` not assigned
   between the declaration and the loop, and ``j0`` a sum or product of non-negative constants and
-  indices of ``parallel`` levels (never negative);
+  indices of ``parallel`` levels (never negative); the start may instead be a plain ``j = j0``
+  later in that list (a counter reused by the next loop: ``j = t; while (j < N) { ..; j += 64; }``),
+  ``j`` being declared ``mutable int`` in the kernel and under no other type;
 * the body's last statement is ``j += c`` (``j = j + c``) with ``c`` positive wherever the loop runs
   (a positive literal, a parallel level's extent ``n`` of ``parallel p by n``, ``#p``, or a product
   of them: a grid stride ``#b * #t``, a persistent loop's ``t += num_blocks``), and the body
   assigns ``j`` nowhere else, declares or loops over no other ``j``, and has no ``break``, ``continue``, ``yield``,
   barrier, event or ``parallel``;
 * ``e`` reads only names the body does not assign (nor ``j``) and no element, and ``j`` is not read
-  after the loop (its final value is not kept).
+  after the loop (its final value is not kept): the statements after it in its list do not name
+  ``j``, and ``j`` is declared in that list (its scope ends there), or the first of them that names
+  ``j`` is a plain ``j = e2`` whose ``e2`` does not read ``j`` (the next loop's start).
 
 Then the loop's iterations are ``j = j0 + k * c`` for ``k = 0, 1, ..`` while ``j < e``: with ``j0 >=
 0`` every such ``k`` is below ``cdiv(e, c)``, and the ``if`` drops the ones past ``e``.  From ``j0 =
@@ -62,12 +66,13 @@ def counted_whiles(top: A.Parallel) -> A.Parallel | None:
     extents = {b.name for n in nodes if isinstance(n, A.PBy) for b in n.bound if isinstance(b, A.Name)}
     extents -= mutated | {d.name for n in nodes if isinstance(n, A.ScalarDecl) for d in n.items}
     taken = {n.name for n in top.walk() if isinstance(n, A.Name)} | indices
+    ints = _int_counters(nodes)
     new = copy.deepcopy(top)
     changed = [0]
 
     def change(n: object) -> object | None:
         if isinstance(n, A.Block):
-            n.stmts = _stmts(n.stmts, indices, extents, taken, changed, mutated)
+            n.stmts = _stmts(n.stmts, indices, extents, taken, changed, mutated, ints)
         return None
 
     A.rewrite(new, change)
@@ -81,12 +86,13 @@ def _stmts(
     taken: set[str],
     changed: list[int],
     mutated: set[str],
+    ints: set[str],
 ) -> list[A.Stmt]:
     out = list(stmts)
     for i, s in enumerate(out):
         if not isinstance(s, A.While):
             continue
-        got = _counted(s, out[:i], out[i + 1 :], indices, extents, taken, mutated)
+        got = _counted(s, out[:i], out[i + 1 :], indices, extents, taken, mutated, ints)
         if got is not None:
             out[i] = got
             changed[0] += 1
@@ -101,6 +107,7 @@ def _counted(
     extents: set[str],
     taken: set[str],
     mutated: set[str],
+    ints: set[str],
 ) -> A.Stmt | None:
     if not isinstance(w.body, A.Block) or not w.body.stmts:
         return None
@@ -132,14 +139,14 @@ def _counted(
         return None
     if {n.name for n in step.walk() if isinstance(n, A.Name)} & (assigned | {j}):
         return None
-    start = _start(before, j)
+    start = _start(before, j, j in ints)
     if start is None:
         return None
     if up and not _never_negative(start, indices):
         return None
     if not up and not _stable(start, mutated | assigned | {j}):
         return None
-    if any(isinstance(n, A.Name) and n.name == j for s in after for n in s.walk()):
+    if not _dead_after(after, j, _declares(before, j)):
         return None
     k = N.fresh_name(f"{j}_step", taken)
     at = N.fresh_name(f"{j}_at", taken)
@@ -234,16 +241,64 @@ def _assigned(nodes: list[A.Node]) -> set[str]:
     return out | {n.operand.name for n in nodes if isinstance(n, A.IncDec) and isinstance(n.operand, A.Name)}
 
 
-def _start(before: list[A.Stmt], j: str) -> A.Expr | None:
+def _int_counters(nodes: list[A.Node]) -> set[str]:
+    """Names declared ``mutable int`` in the kernel and under no other type anywhere in it."""
+    ints: set[str] = set()
+    other: set[str] = set()
+    for n in nodes:
+        if isinstance(n, A.ScalarDecl):
+            for d in n.items:
+                (ints if n.mutable and n.type == "int" and not d.dims else other).add(d.name)
+        elif isinstance(n, A.Within):
+            other |= set(([n.name] if n.name else []) + (n.vars or []))
+        elif isinstance(n, A.RangeItem):
+            other |= {x for x in (n.name, n.alias) if x}
+        elif isinstance(n, A.PBy):
+            other |= set(([n.name] if n.name else []) + (n.vars or []))
+    return ints - other
+
+
+def _plain_set(s: A.Stmt, j: str) -> A.Expr | None:
+    """The value of ``s`` where it is the plain ``j = e`` and ``e`` does not read ``j``."""
+    if not (isinstance(s, A.AssignStmt) and len(s.items) == 1):
+        return None
+    a = s.items[0]
+    if not (a.op == "=" and isinstance(a.target, A.Name) and a.target.name == j):
+        return None
+    if any(isinstance(n, A.Name) and n.name == j for n in a.value.walk()):
+        return None
+    return a.value
+
+
+def _declares(stmts: list[A.Stmt], j: str) -> bool:
+    return any(isinstance(s, A.ScalarDecl) and any(d.name == j for d in s.items) for s in stmts)
+
+
+def _dead_after(after: list[A.Stmt], j: str, scoped: bool) -> bool:
+    """Whether ``j``'s value where the loop ends is never read: the first statement of ``after`` that
+    names ``j`` sets it afresh (``j = e``, ``e`` not reading ``j``), or none names it and ``j``'s scope
+    ends with the list (``scoped``: declared in it)."""
+    for s in after:
+        if any(isinstance(n, A.Name) and n.name == j for n in s.walk()):
+            return _plain_set(s, j) is not None
+    return scoped
+
+
+def _start(before: list[A.Stmt], j: str, int_counter: bool) -> A.Expr | None:
     """The initial value of the ``mutable int j`` declared in ``before``, where nothing after the
-    declaration in ``before`` assigns ``j``."""
+    declaration in ``before`` assigns ``j``; or of the last plain ``j = j0`` of ``before`` (``j0`` not
+    reading ``j``) where ``int_counter`` (``j`` is a ``mutable int`` of the kernel's only) and nothing
+    after it in ``before`` assigns ``j``."""
     for i in range(len(before) - 1, -1, -1):
         s = before[i]
+        later = [n for x in before[i + 1 :] for n in x.walk()]
+        value = _plain_set(s, j)
+        if value is not None:
+            return value if int_counter and j not in _assigned(later) else None
         if isinstance(s, A.ScalarDecl):
             for d in s.items:
                 if d.name == j:
                     ok = s.mutable and s.type == "int" and d.init is not None and not d.dims
-                    later = [n for x in before[i + 1 :] for n in x.walk()]
                     return d.init if ok and j not in _assigned(later) else None
     return None
 

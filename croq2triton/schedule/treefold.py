@@ -27,6 +27,15 @@ the tile: it becomes that value.  What the run must know exactly, else the buffe
 * the values stored are loads of the buffer combined by one of the operators, converted to the
   buffer's type at most; no atomic, descriptor or other write touches the buffer.
 
+A buffer of several rows of threads, each row its own tree (``[R, C]`` threads storing at ``ty * C + tx``,
+halving ``tx < h``, lane ``tx == 0`` of each row reading ``ty * C``), is proved the same way, row by
+row: the store that starts it is a tile of ``[R, C]`` lanes, and a load whose every active lane reads
+every position of one row of it exactly once (for ``max`` / ``min``: at least once), lane ``(i, ..)``
+row ``i`` at every run, reads the row's reduction: ``tl.sum`` (``tl.max``, ``tl.min``) of the tile
+along its last axis, lane ``i`` of it.  Trees down the columns (halving ``ty < h``, each column its own
+tree: the column sums of a block walking down rows) are the same with the axes swapped: lane ``(.., j)``
+reading every position of column ``j`` reads the tile's reduction along its first axis, lane ``j`` of it.
+
 Where no load of the buffer is left, its stores, the steps' loops and the scratch argument go, and
 the barriers are placed again from what remains (lift/hazards.py).  Floating-point sums come out
 in another order than the source's tree (within the dtype's rounding, as every reduction here).
@@ -90,11 +99,12 @@ def _fold(kernel: N.Kernel, area: str) -> N.Kernel:
     run = _Run(kernel, area)
     run.block(kernel.body)
     full = {ld for ld, seen in run.reads.items() if seen}
+    rows = {ld: got for ld, got in run.row_reads.items() if got is not None and ld not in full}
     uses: dict[int, list[tuple[E.Expr, Total]]] = {}  # id(statement) -> its whole parts and their totals
     for (sid, e), (whole, which) in run.uses.items():
         if whole and which is not None:
             uses.setdefault(sid, []).append((e, which))
-    if not (full or uses):
+    if not (full or uses or rows):
         raise NotTree("nothing reads a whole reduction")
     wanted = {run.read_start[ld] for ld in full} | {w for parts in uses.values() for _, w in parts}
     totals: dict[Total, E.Var] = {}
@@ -142,18 +152,70 @@ def _fold(kernel: N.Kernel, area: str) -> N.Kernel:
             out.extend(after.get(id(s), []))
         return out
 
-    body = rewrite(kernel.body)
+    row_totals: dict[tuple[Total, int], E.Var] = {}
+    for store in run.starts:
+        for op, axis in sorted({(t[1], ax) for t, ax in rows.values() if t[0] == id(store)}):
+            name = f"{area.removesuffix('_scratch')}_{FOLDS[op]}_{'rows' if axis else 'cols'}"
+            base, k = name, 2
+            while name in taken:
+                name, k = f"{base}_{k}", k + 1
+            taken.add(name)
+            value = store.value
+            r, c = value.shape[0], value.shape[-1]
+            if len(value.shape) != 2 or not isinstance(r, int) or not isinstance(c, int):
+                raise NotTree("rows of a tile that is not [R, C]")
+            wide = SUM_TYPES.get(value.dtype) if op == "+" else None
+            total = E.Reduce(FOLDS[op], E.Cast(value, wide) if wide else value, axis)
+            var = E.Var(name, value.dtype, dims=(r,) if axis else (c,))
+            row_totals[((id(store), op), axis)] = var
+            after.setdefault(id(store), []).append(
+                N.Let(var, E.fold(E.Cast(total, value.dtype) if wide else total), line=store.line)
+            )
+    full_rewrite = rewrite
+
+    def rewrite_rows(body: list[N.Stmt]) -> list[N.Stmt]:
+        out: list[N.Stmt] = []
+        for s in body:
+            if isinstance(s, N.Load) and id(s) in rows:
+                axis = rows[id(s)][1]
+                out.append(N.Let(s.var, _row_value(row_totals[rows[id(s)]], s, axis), line=s.line))
+                continue
+            if isinstance(s, (N.For, N.While)):
+                s = dataclasses.replace(s, body=rewrite_rows(s.body))
+            elif isinstance(s, N.If):
+                s = dataclasses.replace(s, then=rewrite_rows(s.then), orelse=rewrite_rows(s.orelse))
+            out.append(s)
+        return out
+
+    body = rewrite_rows(full_rewrite(kernel.body))
     body = _without_area(body, area)
     if any(_touches(s, area) for s in N.walk(body)):
         raise NotTree("the buffer is read other than for its total")
-    body = _without_idle_loops(N.without_dead_lets(body))
+    while True:  # (a tree's loop whose counter only the next tree's condition read goes once that has gone)
+        cleaner = _without_idle_loops(N.without_dead_lets(body))
+        if len(N.walk(cleaner)) == len(N.walk(body)):
+            break
+        body = cleaner
     body = N.without(body, lambda s: isinstance(s, N.Barrier))
     args = [a for a in kernel.args if a.name != area]
-    doc = kernel.doc + " Its block reductions through shared memory in halving steps are tile reductions"
-    doc += " (schedule/treefold.py)."
+    said = " Its block reductions through shared memory in halving steps are tile reductions (schedule/treefold.py)."
+    doc = kernel.doc if said in kernel.doc else kernel.doc + said  # (said once for all the kernel's buffers)
     out = dataclasses.replace(kernel, body=N.without_dead_lets(body), args=args, doc=doc)
     fence_hazards(out)
     return out
+
+
+def _row_value(totals: E.Var, ld: N.Load, axis: int) -> E.Expr:
+    """The rows' totals (``[R]``, ``axis`` 1) as the value the load gave: lane ``(i, ..)`` row ``i``'s;
+    the columns' (``[C]``, ``axis`` 0): lane ``(.., j)`` column ``j``'s (``other`` where its mask is off)."""
+    shape, dtype = ld.var.shape, ld.var.type
+    value: E.Expr = totals if totals.dtype == dtype else E.Cast(totals, dtype)
+    if len(shape) > 1:
+        lifted = E.Lift(value, len(shape), (0,) if axis else (len(shape) - 1,))
+        value = E.Bin("+", E.Full(shape, 0, dtype), lifted)
+    if ld.mask is not None and ld.other is not None:
+        return E.Where(ld.mask, value, E.Full(shape, ld.other, dtype))
+    return value
 
 
 def _broadcast(total: E.Var, ld: N.Load) -> E.Expr:
@@ -186,6 +248,10 @@ class _Run:
         self.starts: list[N.Store] = []  # the stores that filled the whole buffer, in order
         self.reads: dict[int, bool] = {}  # id(load of the buffer): whole totals at every run so far
         self.read_start: dict[int, Total] = {}  # id(load) -> the total it reads
+        self.row: dict[int, int] = {}  # id(store that started a tile of [R, C] lanes) -> C
+        # id(load of the buffer) -> the rows' (axis 1) or the columns' (axis 0) totals it reads (lane (i, ..)
+        # row i's, lane (.., j) column j's, at every run so far): (which, axis), or None
+        self.row_reads: dict[int, tuple[Total, int] | None] = {}
         # (id(statement), a part of one of its expressions) -> (a whole reduction at every run, which)
         self.uses: dict[tuple[int, E.Expr], tuple[bool, Total | None]] = {}
         self.steps = 0
@@ -341,6 +407,8 @@ class _Run:
         self.size = int(lanes.size)
         k = len(self.starts)
         self.starts.append(s)
+        if lanes.ndim == 2 and 1 < lanes.shape[-1] < lanes.size:
+            self.row[id(s)] = int(lanes.shape[-1])
         self.mem = {p: Part(None, Counter({(k, p): 1})) for p in range(self.size)}
 
     def whole(self, lanes: np.ndarray) -> bool:
@@ -367,12 +435,49 @@ class _Run:
         if whole and self.read_start.setdefault(id(s), start) != start:  # type: ignore[arg-type]
             whole = False
         self.reads[id(s)] = self.reads.get(id(s), True) and whole
+        rows = None if whole else self.rows_of(out)
+        if id(s) not in self.row_reads:
+            self.row_reads[id(s)] = rows
+        elif self.row_reads[id(s)] != rows:
+            self.row_reads[id(s)] = None  # (rows at one run, another reading at another)
+        rows = self.row_reads[id(s)]
         self.env.pop(s.var.name, None)
         if s.mask is not None and s.mask.name in self.unknown:
-            if not whole:  # which lanes read is not known: the value only stands as the total
+            if not whole and rows is None:  # which lanes read is not known: the value only stands as the total
                 raise NotTree("a load under a mask the run cannot know that is not the total")
             return
         self.sym[s.var.name] = out if lanes.shape else out.reshape(-1)[0]
+
+    def rows_of(self, got: np.ndarray) -> tuple[Total, int] | None:
+        """Where lane ``(i, ..)`` of every active lane of ``got`` holds the whole reduction of row ``i``
+        of a tile of ``[R, C]`` lanes (by one start and one operator): (which, 1); where lane ``(.., j)``
+        holds column ``j``'s: (which, 0); else None."""
+        if not got.shape:
+            return None
+        which = {(g, m.op) for m in got.reshape(-1) if m is not None for g, _ in m.counts}
+        if len(which) != 1:
+            return None
+        k, op = which.pop()
+        width = self.row.get(id(self.starts[k]))
+        if op is None or width is None:
+            return None
+        assert self.size is not None
+        height = self.size // width
+
+        def each(lanes: Any, want: set[int]) -> bool:
+            for m in lanes.reshape(-1):
+                if m is None:
+                    continue
+                if {p for _, p in m.counts} != want or (op == "+" and any(c != 1 for c in m.counts.values())):
+                    return False
+            return True
+
+        which = (id(self.starts[k]), op)
+        if got.shape[0] == height and all(each(got[i], set(range(i * width, (i + 1) * width))) for i in range(height)):
+            return which, 1
+        if got.shape[-1] == width and all(each(got[..., j], set(range(j, self.size, width))) for j in range(width)):
+            return which, 0
+        return None
 
     def is_total(self, m: Part) -> bool:
         """Every position of the stored tile, each once for a sum (max and min repeat harmlessly)."""
@@ -571,13 +676,14 @@ def _without_area(body: list[N.Stmt], area: str) -> list[N.Stmt]:
 def _without_idle_loops(body: list[N.Stmt]) -> list[N.Stmt]:
     """Loops (and ifs) left with nothing but lets, assignments and barriers whose names nothing
     after them reads: the tree's steps, their work gone (the proof ran them: they end)."""
-    out: list[N.Stmt] = []
-    for i, s in enumerate(body):
+    out: list[N.Stmt] = []  # (the statements after ``s``, cleaned: built from the end, so that a tree's
+    # loop whose counter only the next tree's loop read goes once that loop has gone)
+    for s in reversed(body):
         if isinstance(s, (N.For, N.While, N.If)):
             inner = [*(s.then + s.orelse)] if isinstance(s, N.If) else s.body
             inner = _without_idle_loops(inner)
             idle = all(isinstance(x, (N.Let, N.Assign, N.Barrier)) for x in N.walk(inner))
-            later = {v.name for x in N.walk(body[i + 1 :]) for e in N.exprs_of(x) for v in E.free_vars(e)}
+            later = {v.name for x in N.walk(out) for e in N.exprs_of(x) for v in E.free_vars(e)}
             assigned = {x.var.name for x in N.walk(inner) if isinstance(x, (N.Let, N.Assign))}
             if isinstance(s, N.While):
                 assigned.add(s.cond.name)
@@ -587,5 +693,5 @@ def _without_idle_loops(body: list[N.Stmt]) -> list[N.Stmt]:
                 s = dataclasses.replace(s, then=_without_idle_loops(s.then), orelse=_without_idle_loops(s.orelse))
             else:
                 s = dataclasses.replace(s, body=inner)
-        out.append(s)
+        out.insert(0, s)
     return out

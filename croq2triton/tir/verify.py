@@ -217,13 +217,18 @@ def _scalar_consts(e: E.Expr) -> E.Expr:
 
 
 def _unbroadcast(e: E.Expr) -> E.Expr:
-    """``i + tl.zeros(...)`` (an index broadcast to the lanes that store it) as ``i``: the same values."""
+    """``i + tl.zeros(...)`` (an index broadcast to the lanes that store it) as ``i``: the same values;
+    also where the broadcast is a term inside a sum (``(2 * b - ty + tl.zeros(..)) + 1``)."""
     if isinstance(e, E.Bin) and e.op == "+":
         for x, y in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
             if isinstance(y, E.Full) and y.value == 0:
                 return _unbroadcast(x)
     if isinstance(e, E.Full) and isinstance(e.value, int):  # a constant index broadcast: the constant
         return E.Const(e.value, e.type)
+    if isinstance(e, E.Bin) and e.op in ("+", "-"):
+        lhs, rhs = _unbroadcast(e.lhs), _unbroadcast(e.rhs)
+        if lhs is not e.lhs or rhs is not e.rhs:
+            return E.Bin(e.op, lhs, rhs)
     return e
 
 
