@@ -323,7 +323,7 @@ def _expand(c: A.Call, df: DeviceFunction, devices: dict[str, DeviceFunction], k
     parts = _rewrite(parts, _through_address)  # type: ignore[assignment]
     for n in A.walk_once(*parts):
         found = _address(n.operand) if isinstance(n, A.Unary) and n.op == "*" else None
-        if found is not None and not isinstance(A.unparen(found[0].base), A.Name):
+        if found is not None and len(found[0].indices) > 1 and not _named(found[0].base):
             line = f" at line {n.span.line}" if n.span is not None and n.span.line else ""
             why = (
                 f"an element at an offset from the address of an element of a view written in place{line}"
@@ -360,11 +360,19 @@ def _through_address(x: object) -> object | None:
             assert offset is not None
             index = A.Binary("+", A.Paren(at.indices[0]), A.Paren(offset), span=inner.span)
             return _rewrite(A.At(at.base, [index], span=at.span), _through_address)
-        if found is not None and isinstance(A.unparen(found[0].base), A.Name):
+        if found is not None and _named(found[0].base):
             at, offset = found
             assert offset is not None
             return _rewrite(_unravelled(at, offset), _through_address)
     return None
+
+
+def _named(base: A.Expr) -> bool:
+    """Is ``base`` a name (a tensor, a buffer, a view bound to it) or a future's ``f.data``?"""
+    base = A.unparen(base)
+    if isinstance(base, A.Member) and base.member == "data":
+        base = A.unparen(base.base)
+    return isinstance(base, A.Name)
 
 
 def _unravelled(at: A.At, offset: A.Expr) -> A.At:

@@ -1,0 +1,244 @@
+"""Probe 8 of the language (issue 28): kernels in forms the earlier probes did not write
+(tests/programs/probe8/*.co): ``__activemask()`` in converged and divergent code, row pointers of
+tensors and buffers of several dimensions in ``__device__`` helpers, host-level views of views,
+copies of ``span_as`` views of extents that are not powers of two, zero-filled swizzled TMA into
+pipelines of three stages, futures of ``dma.any`` swapped and rotated, MMAs of several warpgroups,
+host copies between launches, unsigned bit fields. Each runs in both schedules in the interpreter
+on ragged sizes with random inputs, outputs poisoned, compared with a float64 (or exact integer)
+reference written from the language's meaning."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from kernel_util import DEVICE
+from probe_util import SCHEDULES, Probe, d, out, same
+
+PROBE = Probe(Path(__file__).parent / "programs" / "probe8", seed=8)
+case, rnd = PROBE.case, PROBE.rnd
+I32, U32, F16 = torch.int32, torch.uint32, torch.float16
+
+
+def h(*shape: int) -> torch.Tensor:
+    return rnd(*shape).to(F16)
+
+
+def u32(v: np.ndarray) -> torch.Tensor:
+    return torch.from_numpy(v.astype(np.int64)).to(U32).to(DEVICE)
+
+
+def as_np(t: torch.Tensor) -> np.ndarray:
+    return t.cpu().to(torch.int64).numpy() & 0xFFFFFFFF
+
+
+def warp_bits(pos: torch.Tensor) -> list[int]:
+    """The ballot of each row of 32 booleans: bit j is lane j."""
+    return [sum(int(b) << j for j, b in enumerate(row.tolist())) for row in pos]
+
+
+C = "cuda.co"
+
+
+@case(C)
+def check_c_active_count(f: Callable) -> None:
+    n = 150
+    x, cnt = rnd(n), out(n, dtype=I32)
+    f(x, cnt)
+    pos = torch.nn.functional.pad(x.cpu() > 0, (0, 160 - n)).reshape(5, 32)
+    per_warp = pos.sum(1).repeat_interleave(32)[:n]
+    want = torch.where(x.cpu() > 0, per_warp, torch.full_like(per_warp, -1))
+    same(cnt, want)
+
+
+@case(C)
+def check_c_leader_writes(f: Callable) -> None:
+    n = 77
+    x = rnd(n)
+    x[64:] = -x[64:].abs()  # the third warp has none positive: its outputs stay as they were
+    lead, num = out(3, dtype=I32), out(3, dtype=I32)
+    f(x, lead, num)
+    pos = torch.nn.functional.pad(x.cpu() > 0, (0, 96 - n)).reshape(3, 32)
+    want_lead = [int(r.nonzero()[0]) if r.any() else -77 for r in pos]
+    want_num = [int(r.sum()) if r.any() else -77 for r in pos]
+    assert lead.cpu().tolist() == want_lead and num.cpu().tolist() == want_num, (lead, num)
+
+
+@case(C)
+def check_c_compact_rank(f: Callable) -> None:
+    x = rnd(5, 32)
+    votes, packed = out(5, dtype=U32), out(5, 32)
+    f(x, votes, packed)
+    xs = x.cpu()
+    assert as_np(votes).tolist() == warp_bits(xs > 0)
+    for r in range(5):
+        k = int((xs[r] > 0).sum())
+        same(packed[r, :k], d(xs[r][xs[r] > 0]))
+        assert torch.isnan(packed[r, k:].cpu()).all()
+
+
+@case(C)
+def check_c_inner_mask(f: Callable) -> None:
+    x, m = rnd(4, 32), out(4, 32, dtype=U32)
+    f(x, m)
+    xs = x.cpu()
+    lanes = torch.arange(32)
+    want = []
+    for r in range(4):
+        inner = warp_bits(((xs[r] > 0) & (lanes % 3 == 0))[None])[0]
+        want.append(
+            [inner if (v > 0 and lane % 3 == 0) else (0xDEAD if v > 0 else 0) for lane, v in enumerate(xs[r].tolist())]
+        )
+    assert as_np(m).tolist() == want
+
+
+@case(C)
+def check_c_row_pointers(f: Callable) -> None:
+    r, c = 7, 21
+    x, v, y, dd = rnd(r, c), rnd(c), out(r, c), out(r)
+    f(x, v, y, dd)
+    flat = d(x).reshape(-1)
+    k = torch.arange(r * c - 2)
+    same(y.reshape(-1)[: r * c - 2], flat[k] + 2 * flat[k + 1] + flat[k + 2], 1e-5)
+    assert torch.isnan(y.reshape(-1)[r * c - 2 :].cpu()).all()  # (the taps would reach past the tensor)
+    same(dd, d(x) @ d(v), 1e-5)
+
+
+@case(C)
+def check_c_shared_row_step(f: Callable) -> None:
+    x, y = rnd(10, 20), out(10)
+    z, dz = rnd(3, 5, 6), out(3, 5, 6)
+    f(x, y, z, dz)
+    same(y, d(x)[:, 1::3].sum(1), 1e-5)
+    flat = d(z).reshape(-1)
+    same(dz.reshape(-1)[1:89], flat[:88] - 2 * flat[1:89] + flat[2:], 1e-5)
+    assert torch.isnan(dz.reshape(-1)[[0, 89]].cpu()).all()
+
+
+@case(C)
+def check_c_bit_fields(f: Callable) -> None:
+    n = 45
+    v = np.random.default_rng(81).integers(0, 2**32, n, dtype=np.uint64)
+    v[:2] = [0, 0xFFFFFFFF]
+    lens = rnd(n, dtype=I32, lo=-40, hi=200)
+    fld, rot, al = out(n, 3, dtype=U32), out(n, dtype=U32), out(n, dtype=I32)
+    f(u32(v), fld, rot, lens, al)
+    w = [int(a) for a in v]
+    assert as_np(fld).tolist() == [[a & 31, (a >> 11) & 127, (a >> 24) & 0xF0] for a in w]
+    assert as_np(rot).tolist() == [((a << 7) | (a >> 25)) & 0xFFFFFFFF for a in w]
+
+    def c_div(a: int, b: int) -> int:  # C's integer division truncates
+        q = abs(a) // b
+        return q if a >= 0 else -q
+
+    want = [c_div(n_ + 15, 16) * 16 - c_div(n_, 8) * 8 for n_ in lens.cpu().tolist()]
+    assert al.cpu().tolist() == want
+
+
+V = "views.co"
+
+
+@case(V)
+def check_v_host_view_of_view(f: Callable) -> None:
+    x, y = rnd(13, 21), out(3, 5)
+    f(x, y, 4, 7)
+    same(y, 2 * d(x)[4 + 3 : 4 + 6, 7 + 5 : 7 + 10])
+
+
+@case(V)
+def check_v_host_strided_of_window(f: Callable) -> None:
+    x, y = rnd(7, 9), out(5, 4)
+    f(x, y)
+    same(y, d(x)[2:7, 0:8:2] + 1)
+
+
+@case(V)
+def check_v_runtime_origin_rows(f: Callable) -> None:
+    x = rnd(11, 13)
+    row0 = torch.tensor([0, 7, 9, 3, 10], dtype=I32, device=DEVICE)
+    y = out(5, 4)
+    f(x, row0, y, 6)
+    want = torch.zeros(5, 4, dtype=torch.float64)
+    for b, r0 in enumerate(row0.tolist()):
+        for i in range(4):
+            if r0 + i < 11:
+                want[b, i] = d(x)[r0 + i, 6:14].sum()
+    same(y, want, 1e-5)
+
+
+@case(V)
+def check_v_span_as_np2(f: Callable) -> None:
+    x, cs, yt = rnd(4, 15), out(4, 5), out(4, 15)
+    f(x, cs, yt)
+    planes = d(x).reshape(4, 3, 5)
+    same(cs, planes.sum(1), 1e-5)
+    same(yt, planes.transpose(1, 2).reshape(4, 15))
+
+
+@case(V)
+def check_v_shape_bars(f: Callable) -> None:
+    x, m, counts = rnd(13, 23), out(3, 3), out(2, dtype=I32)
+    f(x, m, counts)
+    padded = torch.zeros(18, 30, dtype=torch.float64)
+    padded[:13, :23] = d(x)
+    same(m, padded.reshape(3, 6, 3, 10).sum((1, 3)) / 60, 1e-5)
+    assert counts.cpu().tolist() == [21, 13 * 23 % 1000]
+
+
+@case(V)
+def check_v_thread_cond_copies(f: Callable) -> None:
+    x, y = rnd(10, 12), out(10, 12)
+    f(x, y)
+    keep = (torch.arange(10) % 4 < 2)[:, None]
+    same(y, torch.where(keep, 3 * d(x), -d(x)))
+
+
+@case(V)
+def check_v_chunk_of_chunk(f: Callable) -> None:
+    x, y = rnd(7, 14), out(7, 14)
+    f(x, y)
+    same(y[:6], d(x)[:6])
+    assert torch.isnan(y[6].cpu()).all()  # (chunkat floors: 7 rows among 3 blocks are chunks of 2)
+
+
+H = "host.co"
+
+
+@case(H)
+def check_h_copy_between(f: Callable) -> None:
+    x, y = rnd(45), out(45)
+    f(x, y)
+    same(y, 2 * d(x) + 1)
+
+
+@case(H)
+def check_h_window_copy(f: Callable) -> None:
+    x, y = rnd(5, 16), out(5, 16)
+    f(x, y)
+    same(y, torch.cat([d(x).flip(1)[:, :8], d(x)[:, :8]], 1))
+
+
+@case(H)
+def check_h_step_launches(f: Callable) -> None:
+    x = rnd(77, dtype=I32)
+    want = x.cpu().long().clone()
+    f(x, 11)
+    for k in range(1, 11, 3):
+        want[torch.arange(77) % k == 0] += k
+    same(x, want)
+
+
+@case(H)
+def check_h_device_step(f: Callable) -> None:
+    x, y = rnd(6, 11), out(6)
+    f(x, y)
+    same(y, d(x)[:, 1::2].sum(1), 1e-5)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("cid", PROBE.params())
+def test_probe8(cid: str, schedule: str) -> None:
+    PROBE.run(cid, schedule)
