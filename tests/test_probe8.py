@@ -238,6 +238,114 @@ def check_h_device_step(f: Callable) -> None:
     same(y, d(x)[:, 1::2].sum(1), 1e-5)
 
 
+P = "pipes.co"
+
+
+@case(P)
+def check_p_ring3_tma_rowsum(f: Callable) -> None:
+    x, y = h(21, 75), out(21)
+    f(x, y)
+    same(y, d(x).sum(1), 1e-4)
+
+
+@case(P)
+def check_p_chain3(f: Callable) -> None:
+    x, y = rnd(29, 16), out(16)
+    f(x, y)
+    same(y, (d(x) ** 2).sum(0), 1e-5)
+
+
+@case(P)
+def check_p_1p2c_gemm(f: Callable) -> None:
+    a, b, c = h(141, 75), h(45, 75), out(141, 45)
+    f(a, b, c)
+    same(c, d(a) @ d(b).T, 1e-4)
+
+
+@case(P)
+def check_p_rotate_any_data(f: Callable) -> None:
+    x, y = rnd(23, 8), out(8)
+    f(x, y)
+    same(y, d(x).sum(0), 1e-5)
+
+
+@case(P)
+def check_p_swap_two_streams(f: Callable) -> None:
+    x, w, y = rnd(10, 29), rnd(10, 29), out(10)
+    f(x, w, y)
+    same(y, (d(x) * d(w)).sum(1), 1e-5)
+
+
+X = "more.co"
+
+
+@case(X)
+def check_m_active_partial(f: Callable) -> None:
+    a, b = out(3, 20, dtype=I32), out(3, 48, dtype=I32)
+    f(a, b)
+    same(a, torch.full((3, 20), 20))
+    same(b, torch.tensor([32] * 32 + [16] * 16).repeat(3, 1))
+
+
+@case(X)
+def check_m_active_loop(f: Callable) -> None:
+    n, y = rnd(32, dtype=I32, lo=0, hi=10), out(32, dtype=I32)
+    f(n, y)
+    ns = n.cpu().tolist()
+    same(y, torch.tensor([sum(sum(m > k for m in ns) for k in range(v)) for v in ns]))
+
+
+@case(X)
+def check_m_row_histogram(f: Callable) -> None:
+    v = rnd(5, 45, dtype=I32, lo=-100, hi=100)
+    hist = torch.zeros(5, 8, dtype=I32, device=DEVICE)
+    f(v, hist)
+    bins = v.cpu().long() & 7
+    same(hist, torch.stack([torch.bincount(row, minlength=8) for row in bins]))
+
+
+@case(X)
+def check_m_int_corners(f: Callable) -> None:
+    x = rnd(45, dtype=I32, lo=-(2**31), hi=2**31 - 1)
+    x[:4] = torch.tensor([0, -1, -(2**31), 2**31 - 1], dtype=I32)
+    y = out(45, 5, dtype=I32)
+    f(x, y)
+    want = []
+    for v in x.cpu().tolist():
+        u = v & 0xFFFFFFFF
+        rem = abs(v) % 7 * (1 if v >= 0 else -1)  # C's % takes the dividend's sign
+        want.append([v >> 3, u >> 28, ((u - 0x80000000) & 0xFFFFFFFF) >> 31, rem, int(u > 0x7FFFFFFF)])
+    same(y, torch.tensor(want))
+
+
+@case(X)
+def check_m_tma_span_as(f: Callable) -> None:
+    x, sc, y = rnd(3, 60), rnd(3), out(3, 60)
+    f(x, sc, y)
+    same(y, d(x) * d(sc)[:, None])
+
+
+@case(X)
+def check_m_copy_host_view_of_view(f: Callable) -> None:
+    x, y = rnd(13, 21), out(9, 14)
+    f(x, y)
+    same(y, 2 * d(x)[2:11, 3:17])
+
+
+@case(X)
+def check_m_group_copy_cond(f: Callable) -> None:
+    x, y = rnd(3, 64), out(3, 64)
+    f(x, y)
+    same(y, d(x).flip(1))
+
+
+@case(X)
+def check_m_shape_counts(f: Callable) -> None:
+    x, y = rnd(7, 11, dtype=I32), out(3, dtype=I32)
+    f(x, y)
+    assert y.cpu().tolist() == [3 * 5, 8 * 12, 6 * 10]
+
+
 @pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("cid", PROBE.params())
 def test_probe8(cid: str, schedule: str) -> None:
