@@ -346,6 +346,26 @@ def check_m_shape_counts(f: Callable) -> None:
     assert y.cpu().tolist() == [3 * 5, 8 * 12, 6 * 10]
 
 
+T = "threads.co"
+
+
+@case(T)
+def check_t_local_sort(f: Callable) -> None:
+    for threads in (5, 16):
+        x, y = rnd(37, 5), out(37, 5)
+        f(x, y, threads)
+        same(y, d(x).sort(1).values)
+
+
+@case(T)
+def check_t_local_bins(f: Callable) -> None:
+    for threads in (3, 32):
+        x, hist = rnd(29, 12, dtype=I32, lo=-50, hi=50), out(29, 4, dtype=I32)
+        f(x, hist, threads)
+        bins = x.cpu().long() & 3
+        same(hist, torch.stack([torch.bincount(row, minlength=4) for row in bins]))
+
+
 @pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("cid", PROBE.params())
 def test_probe8(cid: str, schedule: str) -> None:
