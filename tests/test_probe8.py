@@ -346,6 +346,14 @@ def check_m_shape_counts(f: Callable) -> None:
     assert y.cpu().tolist() == [3 * 5, 8 * 12, 6 * 10]
 
 
+@case(X)
+def check_m_data_of_buffer(f: Callable) -> None:
+    x, y, z = rnd(8), out(8), out(1)
+    f(x, y, z)
+    same(y, 2 * d(x).flip(0))
+    same(z, torch.ones(1))
+
+
 T = "threads.co"
 
 
