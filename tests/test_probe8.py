@@ -18,6 +18,8 @@ import torch
 from kernel_util import DEVICE
 from probe_util import SCHEDULES, Probe, d, out, same
 
+from croq2triton.api import translate_full
+
 PROBE = Probe(Path(__file__).parent / "programs" / "probe8", seed=8)
 case, rnd = PROBE.case, PROBE.rnd
 I32, U32, F16 = torch.int32, torch.uint32, torch.float16
@@ -354,6 +356,40 @@ def check_m_data_of_buffer(f: Callable) -> None:
     same(z, torch.ones(1))
 
 
+E = "exits.co"
+
+
+@case(E)
+def check_e_yield_inner_loop(f: Callable) -> None:
+    x, y, done = rnd(3, 7, 20), out(3, 7, 20), out(3, 20, dtype=I32)
+    f(x, y, done)
+    left = (x.cpu() < -1).int().cumsum(1) > 0  # from the step it meets one on
+    got = y.cpu().double()
+    assert torch.isnan(got[left]).all()
+    same(got[~left], 2 * d(x)[~left])
+    same(done, torch.where(left.any(1), -77, 1))
+
+
+@case(E)
+def check_e_yield_while_chunks(f: Callable) -> None:
+    r, c, limit = 19, 22, 1.5
+    x, total, chunks = rnd(r, c), out(r), out(r, dtype=I32)
+    f(x, total, chunks, limit)
+    want_t, want_c = [], []
+    for row in d(x):
+        acc, done = 0.0, 0
+        for k in range(c):
+            acc += float(row[k])
+            if acc > limit:
+                break
+            if k % 4 == 3 or k == c - 1:
+                done += 1
+        want_t.append(acc)
+        want_c.append(done)
+    same(total, torch.tensor(want_t, dtype=torch.float64), 1e-5)
+    same(chunks, torch.tensor(want_c))
+
+
 T = "threads.co"
 
 
@@ -378,3 +414,39 @@ def check_t_local_bins(f: Callable) -> None:
 @pytest.mark.parametrize("cid", PROBE.params())
 def test_probe8(cid: str, schedule: str) -> None:
     PROBE.run(cid, schedule)
+
+
+REFUSED = """__device__ float NEXT(const float* p) { return p[1]; }
+__co__ void row_of_view(global f32 [M, N] a) {
+  parallel p by cdiv(M, 2) : block {
+    v = a.subspan(2, 3).at(p, 0);
+    a.at(p, 0) = call NEXT(&v.at(0, 0));
+  }
+}
+__co__ void yield_then_copy(global f32 [B, K, 32] x, global f32 [B, 32] y) {
+  parallel b by B : block {
+    shared f32 [32] s;
+    foreach k in [K] {
+      parallel t by 32 : thread {
+        if (x.at(b, k, t) < -1.0f) yield;
+        s.at(t) = x.at(b, k, t);
+      }
+    }
+    dma.copy s => y.subspan(1, 32).at(b, 0).sqz();
+  }
+}
+"""
+
+
+def test_what_stays_refused_is_named_at_its_construct() -> None:
+    """An offset from an element of a view (its rows need not lie one after another) and a yield of
+    inner threads in a loop followed by a copy of the whole block (which the threads that left no
+    longer take part in) stay refused, each at its construct."""
+    diags = translate_full(REFUSED, filename="refused8.co").diagnostics
+    found = {d.message.split("'")[1]: d for d in diags if "is not translated" in d.message}
+    row = found["row_of_view"]
+    assert row.span is not None and (row.span.line, row.span.col) == (5, 29), row.format()
+    assert "the address of an element of the view 'v' of several dimensions" in row.message
+    yld = found["yield_then_copy"]
+    assert yld.span is not None and (yld.span.line, yld.span.col) == (13, 36), yld.format()
+    assert "a 'yield' inside a loop, in an inner 'parallel' or 'inthreads' of its body" in yld.message
