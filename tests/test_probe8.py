@@ -390,6 +390,52 @@ def check_e_yield_while_chunks(f: Callable) -> None:
     same(chunks, torch.tensor(want_c))
 
 
+X2 = "more2.co"
+
+
+@case(X2)
+def check_x_four_groups(f: Callable) -> None:
+    a, b, c = h(141, 45), h(37, 45), out(141, 37)
+    f(a, b, c)
+    same(c, d(a) @ d(b).T, 1e-4)
+
+
+@case(X2)
+def check_x_active_while(f: Callable) -> None:
+    n, y = rnd(2, 32, dtype=I32, lo=0, hi=7), out(2, 32, dtype=I32)
+    f(n, y)
+    want = [[sum(sum(m > k for m in row) for k in range(v)) for v in row] for row in n.cpu().tolist()]
+    same(y, torch.tensor(want))
+
+
+@case(X2)
+def check_x_host_copy_view_of_view(f: Callable) -> None:
+    x, keep = rnd(8, 11), out(4, 6)
+    x0 = d(x)
+    f(x, keep)
+    want = -x0
+    want[2:6, 3:9] = x0[2:6, 3:9]
+    same(x, want)
+    same(keep, x0[2:6, 3:9])
+
+
+@case(X2)
+def check_x_slice_start_end_step(f: Callable) -> None:
+    x, y = rnd(5, 17), out(5, 4)
+    f(x, y)
+    s = d(x)[:, 1 : 17 - 2 : 3].sum(1)
+    same(y, s[:, None] * torch.arange(1, 5, dtype=torch.float64)[None, :], 1e-5)
+
+
+@case(X2)
+def check_x_grid_bits(f: Callable) -> None:
+    n = 150
+    v = np.random.default_rng(82).integers(0, 2**32, n, dtype=np.uint64)
+    y = out(n, dtype=U32)
+    f(u32(v), y)
+    assert as_np(y).tolist() == [(int(a) >> 3) ^ (int(a) & 7) for a in v]
+
+
 T = "threads.co"
 
 
