@@ -240,6 +240,15 @@ def check_h_device_step(f: Callable) -> None:
     same(y, d(x)[:, 1::2].sum(1), 1e-5)
 
 
+@case(H)
+def check_h_slice_bound(f: Callable) -> None:
+    for k_count in (0, 3, 7):
+        x = rnd(45, dtype=I32)
+        want = x.cpu().long() + sum(k * k_count for k in range(2, k_count - 1))
+        f(x, k_count)
+        same(x, want)
+
+
 P = "pipes.co"
 
 
@@ -481,13 +490,26 @@ __co__ void yield_then_copy(global f32 [B, K, 32] x, global f32 [B, 32] y) {
     dma.copy s => y.subspan(1, 32).at(b, 0).sqz();
   }
 }
+__co__ void yield_in_inthreads(global f32 [B, K, 32] x, global f32 [B, K, 32] y) {
+  parallel b by B : block {
+    foreach k in [K] {
+      parallel t by 32 : thread {
+        inthreads (t < 16) {
+          if (x.at(b, k, t) < -1.0f) yield;
+        }
+        y.at(b, k, t) = x.at(b, k, t) * 2.0f;
+      }
+    }
+  }
+}
 """
 
 
 def test_what_stays_refused_is_named_at_its_construct() -> None:
-    """An offset from an element of a view (its rows need not lie one after another) and a yield of
+    """An offset from an element of a view (its rows need not lie one after another), a yield of
     inner threads in a loop followed by a copy of the whole block (which the threads that left no
-    longer take part in) stay refused, each at its construct."""
+    longer take part in) and one inside an inthreads of those threads stay refused, each at its
+    construct."""
     diags = translate_full(REFUSED, filename="refused8.co").diagnostics
     found = {d.message.split("'")[1]: d for d in diags if "is not translated" in d.message}
     row = found["row_of_view"]
@@ -496,3 +518,6 @@ def test_what_stays_refused_is_named_at_its_construct() -> None:
     yld = found["yield_then_copy"]
     assert yld.span is not None and (yld.span.line, yld.span.col) == (13, 36), yld.format()
     assert "a 'yield' inside a loop, in an inner 'parallel' or 'inthreads' of its body" in yld.message
+    inner = found["yield_in_inthreads"]
+    assert inner.span is not None and (inner.span.line, inner.span.col) == (25, 38), inner.format()
+    assert "a 'yield' inside a loop, in an inner 'parallel' or 'inthreads' of its body" in inner.message

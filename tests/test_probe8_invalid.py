@@ -1,6 +1,6 @@
 """Probe 8 (issue 28): programs that are not valid Croqtile, each breaking a static rule of
 LANGUAGE.md that upstream enforces (names bound twice by one statement, a parallel index assigned,
-operand types of an MMA, arrays of events indexed past their end, indices that are not integers,
+operand types of an MMA, arrays of events indexed past their end, a CUDA intrinsic in kernel code, indices that are not integers,
 extents of no elements, copies and views of the wrong shape, TMA into local memory, ...), each
 rejected by ``croq2triton check`` with a located ``file:line:col: error:`` at the construct, the rule
 it breaks, and never a traceback."""
@@ -174,6 +174,18 @@ INVALID = [
 }""",
         "4:13",
         "'trigger' takes events; 's' is a tensor or buffer",
+    ),
+    (
+        "activemask_in_kernel",
+        """__co__ void f(global u32 [W, 32] m) {
+  parallel w by W : block {
+    parallel l by 32 : thread {
+      m.at(w, l) = __activemask();
+    }
+  }
+}""",
+        "4:20",
+        "'__activemask()' is a CUDA intrinsic, not a Croqtile builtin",
     ),
     (
         "parallel_of_zero",

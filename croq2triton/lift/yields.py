@@ -323,7 +323,10 @@ def inner_yields(top: A.Parallel) -> A.Parallel:
         decl = A.SpannedDecl(
             "s32", [A.IntLit(1, "1", "s32", span=sp)], [A.Declarator(flag, fill=one, span=sp)], "local", span=sp
         )
-        tail = [_guard_parallels(x, rewriter, flag) for x in body[i:]]
+        try:
+            tail = [_guard_parallels(x, rewriter, flag) for x in body[i:]]
+        except _Uncovered:  # (a yield inside another statement of the parallel: an inthreads, ...)
+            continue
         new.body = A.Block([*body[:i], decl, *tail], span=new.body.span)
         return inner_yields(new)  # (another such loop of the block)
     return top
