@@ -445,6 +445,33 @@ def check_x_grid_bits(f: Callable) -> None:
     assert as_np(y).tolist() == [(int(a) >> 3) ^ (int(a) & 7) for a in v]
 
 
+X3 = "more3.co"
+
+
+@case(X3)
+def check_y_active_break(f: Callable) -> None:
+    x, y = rnd(32, 8), out(32, 8, dtype=I32)
+    f(x, y)
+    stopped = (x.cpu() < -1).int().cumsum(1) > 0
+    walking = (~stopped).sum(0, keepdim=True).expand(32, 8)
+    same(y, torch.where(stopped, torch.full_like(walking, -77), walking))
+
+
+@case(X3)
+def check_y_local_rows(f: Callable) -> None:
+    x, y = rnd(37, 8), out(37, 2)
+    f(x, y)
+    same(y, d(x).reshape(37, 2, 4).sum(2), 1e-5)
+
+
+@case(X3)
+def check_y_host_chunks(f: Callable) -> None:
+    x, y = rnd(9, 6), out(9, 6)
+    f(x, y)
+    same(y[:4], d(x)[5:9])  # (8 rows in chunks of 4: the second chunk is rows 5..8 of x)
+    assert torch.isnan(y[4:].cpu()).all()
+
+
 T = "threads.co"
 
 
