@@ -324,22 +324,50 @@ def test_a_block_s_yield_inside_a_nest_and_a_thread_s_inside_a_while(schedule: s
     assert steps.cpu().tolist() == want_steps
 
 
-def test_a_yield_in_an_inner_parallel_inside_a_loop_is_refused_at_the_yield() -> None:
-    message = diagnostics(
-        """__co__ void inner_yield(global f32 [B, 8] x, global f32 [B, 8] y) {
+INNER_YIELD = """__co__ void inner_yield(global f32 [B, 8] x, global f32 [B, 8] y) {
   parallel b by B : block {
     foreach k in [2] {
       parallel t by 8 : thread {
         if (x.at(b, t) < 0.0f) yield;
-        y.at(b, t) = x.at(b, t) + 1.0f;
+        y.at(b, t) = x.at(b, t) + __to<f32>(k);
       }
     }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", ["source", "auto"])
+def test_a_yield_in_an_inner_parallel_inside_a_loop_leaves_those_threads(tmp_path: Path, schedule: str) -> None:
+    """The threads that leave run no later iteration (lift/yields.py inner_yields): y keeps its
+    poison where x < 0, else the last iteration's x + 1."""
+    path = tmp_path / "y.co"
+    path.write_text(INNER_YIELD)
+    x, y = _rand(5, 8), _nan(5, 8)
+    croq2triton.load(path, schedule=schedule).inner_yield(x, y)
+    neg = (x < 0).cpu()
+    assert torch.isnan(y.cpu()[neg]).all() and neg.any()
+    _close(y.cpu()[~neg], x.cpu()[~neg].double() + 1)
+
+
+def test_a_yield_in_an_inner_parallel_before_a_block_copy_is_refused_at_the_yield() -> None:
+    message = diagnostics(
+        """__co__ void inner_yield(global f32 [B, 8] x, global f32 [B, 8] y) {
+  parallel b by B : block {
+    shared f32 [8] s;
+    foreach k in [2] {
+      parallel t by 8 : thread {
+        if (x.at(b, t) < 0.0f) yield;
+        s.at(t) = x.at(b, t) + 1.0f;
+      }
+    }
+    dma.copy s => y.subspan(1, 8).at(b, 0).sqz();
   }
 }
 """,
         "y.co",
     )
-    assert "y.co:5:32: error: 'inner_yield' is not translated: croq2triton does not translate a 'yield' inside a" in (
+    assert "y.co:6:32: error: 'inner_yield' is not translated: croq2triton does not translate a 'yield' inside a" in (
         message
     ), message
     assert "in an inner 'parallel' or 'inthreads' of its body" in message, message

@@ -257,6 +257,10 @@ class At(Expr):
 
     base: Expr
     indices: list[Expr]
+    # an element reached through its address and an offset (``p[k]`` of ``p = &t.at(i, j)`` in a
+    # __device__ helper, frontend/helpers.py): its indices unravel a row-major position, which holds
+    # of a tensor or buffer (its rows one after another), not of a view of part of one
+    through_address: bool = field(default=False, compare=False, repr=False)
 
 
 @dataclass

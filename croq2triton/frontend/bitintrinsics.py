@@ -9,6 +9,11 @@ the Croqtile expressions that compute them, so that a helper calling them transl
 * ``__any_sync`` / ``__all_sync``: a butterfly of ``__shfl_xor_sync`` taking the maximum (minimum)
   of the predicates of the 32 threads of the warp; ``__ballot_sync``: the predicate of lane ``j``
   (``__shfl_sync`` from lane ``j``) as bit ``j``.
+* ``__activemask()``: the ballot of the threads of the warp that run the call: those the helper's
+  own ``if``s and earlier ``return``s leave on its path (the reader's ``path``) and, where the
+  helper is expanded at its call, those the kernel's conditions around the call and the lanes
+  that exist (not the padding of a level) leave (``__lanes_active()``, lift/helpers.py). A warp's
+  threads run converged in the tile IR, so this is the mask CUDA reports for a converged warp.
 
 Each value read more than once is named once by ``name`` (the helper reader's named values,
 frontend/device_body.py), so that the expression stays linear in size (a ballot's 32 shuffles of
@@ -135,3 +140,15 @@ def vote(name: str, pred: A.Expr, sp: Span | None, namer: Namer) -> A.Expr:
             A.Builtin(pick, [v, A.Builtin("__shfl_xor_sync", [v, b.int(m), b.int(32)], span=sp)], span=sp), "vote"
         )
     return b.cast("s32", v)
+
+
+LANES_ACTIVE = "__lanes_active"  # the threads that run where the call is (lift/helpers.py)
+
+
+def active_mask(path: list[A.Expr], sp: Span | None, namer: Namer) -> A.Expr:
+    """``__activemask()`` read under the helper's conditions ``path``: the ballot of the threads
+    that run it (the kernel's part of it, :data:`LANES_ACTIVE`, lifted at the call)."""
+    pred: A.Expr = A.Builtin(LANES_ACTIVE, [], span=sp)
+    for c in path:
+        pred = A.Paren(A.Binary("&&", pred, A.Paren(c, span=sp), span=sp), span=sp)
+    return vote("__ballot", pred, sp, namer)

@@ -21,6 +21,8 @@ from typing import Any
 
 CUDA_INDICES = ("threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "laneId")
 BARRIERS = ("__syncthreads", "__syncwarp", "__threadfence", "__threadfence_block", "cudaDeviceSynchronize")
+# CUDA intrinsics of no arguments, which Croqtile code cannot call (a builtin takes arguments)
+NULLARY_INTRINSICS = ("__activemask", "__lanemask_lt", "__lanemask_le", "__lanemask_gt", "__lanemask_ge")
 C_TYPES = {  # C / CUDA spellings of types the lexer does not map to an element type already
     "unsigned": "u32",
     "size_t": "u64",
@@ -115,6 +117,19 @@ def _barrier(tokens: list[Any], start: int, err: int) -> CHint | None:
             return CHint(
                 f"'{_text(tokens[k])}' is CUDA, not Croqtile",
                 "a barrier of a block's threads is 'sync.shared;' (docs/pipelines.md)",
+                k,
+            )
+    return None
+
+
+def _nullary_intrinsic(tokens: list[Any], start: int, err: int) -> CHint | None:
+    for k in range(start, min(err + 1, len(tokens))):
+        if _ident(tokens[k], *NULLARY_INTRINSICS):
+            name = _text(tokens[k])
+            return CHint(
+                f"'{name}()' is a CUDA intrinsic, not a Croqtile builtin",
+                f"call it in a __device__ helper: '__device__ unsigned int MASK() {{ return {name}(); }}', then"
+                " 'm = call MASK();' (the README lists the intrinsics helpers translate)",
                 k,
             )
     return None
@@ -584,6 +599,7 @@ def _array_element_write(tokens: list[Any], start: int, err: int) -> CHint | Non
 RULES: tuple[Callable[[list[Any], int, int], CHint | None], ...] = (
     _cuda_index,
     _barrier,
+    _nullary_intrinsic,
     _c_for,
     _compound,
     _postfix_statement,

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, fields
 
 from ..errors import Span
 from . import ast as A
-from .bitintrinsics import BITS, VOTES, bit_intrinsic, vote
+from .bitintrinsics import BITS, VOTES, active_mask, bit_intrinsic, vote
 from .cudaconversions import BITCASTS, CONVERSIONS, conversion
 from .device_body import Refused as _Refused
 from .device_body import StatementReader
@@ -658,6 +658,10 @@ class _Reader(StatementReader):
             return conversion(name, args[0], sp)
         if name in BITCASTS and len(args) == 1:
             return A.Builtin(BITCASTS[name], args, span=sp)
+        if name == "__activemask":  # the ballot of the threads that run the call (frontend/bitintrinsics.py)
+            if args:
+                raise _Refused(f"'{name}' with {len(args)} arguments{self.line_of(fn)}")
+            return active_mask(list(self.path), sp, self.named)
         if name in BITS or name in VOTES:
             rest = args[1:] if VOTES.get(name) else args
             if len(rest) != 1:

@@ -323,11 +323,11 @@ def _expand(c: A.Call, df: DeviceFunction, devices: dict[str, DeviceFunction], k
     parts = _rewrite(parts, _through_address)  # type: ignore[assignment]
     for n in A.walk_once(*parts):
         found = _address(n.operand) if isinstance(n, A.Unary) and n.op == "*" else None
-        if found is not None and len(found[0].indices) > 1:
+        if found is not None and len(found[0].indices) > 1 and not _named(found[0].base):
             line = f" at line {n.span.line}" if n.span is not None and n.span.line else ""
             why = (
-                f"an element at an offset from the address of an element of a tensor of several dimensions{line}"
-                " (only a one-dimensional tensor's elements follow one another in its index)"
+                f"an element at an offset from the address of an element of a view written in place{line}"
+                " (bind the tensor or buffer to a name, or pass the address of an element of a whole tensor)"
             )
             c.device = dataclasses.replace(df, body=None, refusal=why)
             return c
@@ -348,8 +348,8 @@ def _read(env: dict[str, A.Expr], x: object) -> object | None:
 
 def _through_address(x: object) -> object | None:
     """``*&e`` is ``e`` (a pointer parameter given ``&t.at(i)``); ``*(&t.at(i) + k)`` (``p[k]``,
-    ``p + k`` of an atomic) is ``t.at(i + k)`` where ``t.at`` takes one index (the elements of a
-    tensor of more dimensions are not one after another in its last index)."""
+    ``p + k`` of an atomic) is ``t.at(i + k)`` where ``t.at`` takes one index, the element ``k``
+    places further in row-major order where it takes several (:func:`_unravelled`)."""
     if isinstance(x, A.Unary) and x.op == "*":
         inner = A.unparen(x.operand)
         if isinstance(inner, A.Unary) and inner.op == "&":
@@ -360,7 +360,44 @@ def _through_address(x: object) -> object | None:
             assert offset is not None
             index = A.Binary("+", A.Paren(at.indices[0]), A.Paren(offset), span=inner.span)
             return _rewrite(A.At(at.base, [index], span=at.span), _through_address)
+        if found is not None and _named(found[0].base):
+            at, offset = found
+            assert offset is not None
+            return _rewrite(_unravelled(at, offset), _through_address)
     return None
+
+
+def _named(base: A.Expr) -> bool:
+    """Is ``base`` a name (a tensor, a buffer, a view bound to it) or a future's ``f.data``?"""
+    base = A.unparen(base)
+    if isinstance(base, A.Member) and base.member == "data":
+        base = A.unparen(base.base)
+    return isinstance(base, A.Name)
+
+
+def _unravelled(at: A.At, offset: A.Expr) -> A.At:
+    """``*(&t.at(i, j) + k)`` of a tensor or buffer ``t`` of several dimensions: its elements lie
+    row after row (row-major), so the element ``k`` past ``t.at(i, j)`` is at the position
+    ``f = i * t.span(1) + j + k``, that is ``t.at(f / t.span(1), f % t.span(1))`` (and so on for more
+    dimensions; the first index is not reduced, so a position past the last row stays outside ``t``).
+    ``through_address`` marks it: lift/elements.py refuses it where ``t`` names a view."""
+    sp = at.span
+
+    def extent(d: int) -> A.Expr:
+        span = A.Member(copy.deepcopy(at.base), "span", span=sp)
+        return A.GetIth(span, A.IntLit(d, str(d), "s32", span=sp), span=sp)
+
+    flat: A.Expr = A.Paren(at.indices[0], span=sp)
+    for d, i in enumerate(at.indices[1:], start=1):
+        flat = A.Binary("+", A.Binary("*", A.Paren(flat, span=sp), extent(d), span=sp), A.Paren(i, span=sp), span=sp)
+    flat = A.Paren(A.Binary("+", flat, A.Paren(offset, span=sp), span=sp), span=sp)
+    indices: list[A.Expr] = []
+    rest: A.Expr = flat
+    for d in range(len(at.indices) - 1, 0, -1):
+        indices.append(A.Paren(A.Binary("%", rest, extent(d), span=sp), span=sp))
+        rest = A.Paren(A.Binary("/", rest, extent(d), span=sp), span=sp)
+    indices.append(rest)
+    return A.At(at.base, indices[::-1], through_address=True, span=sp)
 
 
 def _address(e: A.Expr) -> tuple[A.At, A.Expr | None] | None:

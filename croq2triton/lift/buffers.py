@@ -111,7 +111,7 @@ class ScratchHome:
     arg: str
     base: E.Var
     lane: E.Expr | None
-    copies: int
+    copies: int | E.Expr  # (an expression: lanes whose count is fixed at launch)
     owners: tuple[int, ...] | None = None
 
 

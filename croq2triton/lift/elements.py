@@ -130,6 +130,12 @@ class Elements:
         if not isinstance(region, Region):
             index = self.index(at, len(ptr.extents))
             return elem, ptr, index, self.in_tensor(list(index), ptr.extents, ())
+        if at.through_address and len(at.indices) > 1:
+            raise NotLifted(
+                f"an element at an offset from the address of an element of the view '{b.name}' of several"
+                " dimensions (a view's rows need not lie one after another: pass an element of the tensor)",
+                at,
+            )
         indices = self.index_args(at.indices)
         if len(indices) != len(region.shape):
             raise CroqSemanticError(f"{len(indices)} index(es) for data of rank {len(region.shape)}", at.span)

@@ -89,7 +89,7 @@ def lane_private(kernel: N.Kernel) -> set[str]:
         if access is not None:
             shapes.setdefault(access[0], set()).add(E.broadcast(*(i.shape for i in access[1])))
     scratch = [a for a in kernel.args if isinstance(a, N.Scratch)]
-    return {a.name for a in scratch if a.lanes > 1 and len(shapes.get(a.name, ())) <= 1}
+    return {a.name for a in scratch if a.lanes != 1 and len(shapes.get(a.name, ())) <= 1}
 
 
 def _access(s: N.Stmt) -> tuple[str, tuple[E.Expr, ...]] | None:

@@ -19,6 +19,7 @@ import keyword
 from typing import Any
 
 from ..frontend import ast as A
+from ..frontend.bitintrinsics import LANES_ACTIVE
 from ..frontend.device import SHUFFLE_BUILTINS, DeviceFunction
 from ..tir import expr as E
 from ..tir import nodes as N
@@ -195,6 +196,10 @@ class DeviceCalls:
     def builtin(self, e: A.Builtin) -> Value:
         if e.name in SHUFFLE_BUILTINS:
             return self.shuffle(e)
+        if e.name == LANES_ACTIVE:  # (``__activemask()``): the threads the call's conditions leave on
+            if self.shared_values is None:
+                raise NotLifted("'__activemask()' outside a helper expanded at its call", e)
+            return Value(E.fold(E.conj([*self.pred, *self.padding])), "bool")
         return super().builtin(e)  # type: ignore[misc]
 
     # ------------------------------------------------------------ helpers

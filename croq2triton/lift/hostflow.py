@@ -72,10 +72,18 @@ class HostFlow(HostExprs):
 
     def foreach(self, s: A.Foreach) -> None:
         loops: list[tuple[str, E.Expr, str | None]] = []  # (name, bound, index tuple it belongs to)
+        slices: dict[str, tuple[E.Expr, int]] = {}  # a range slice's name -> its first value and step
+        slice_bounds: dict[str, E.Expr] = {}  # a range slice's name -> the bound of the name it slices
         for it in s.items:
             if isinstance(it, A.RangeItem):  # over the names of an enclosing 'with'
                 target = self.names.get(it.name)
                 parts = target.parts if isinstance(target, BoundedTuple) else (target,)
+                if (it.sliced or it.alias is not None) and isinstance(target, Bounded):
+                    name, trip, first, step = self.range_slice(it, target)
+                    loops.append((name, trip, None))
+                    slices[name] = (first, step)
+                    slice_bounds[name] = target.bound
+                    continue
                 if it.sliced or it.alias is not None or not all(isinstance(p, Bounded) for p in parts):
                     raise self.error(f"a host-level 'foreach' over '{it.name}' cannot be lowered yet", it)
                 tup = it.name if isinstance(target, BoundedTuple) else None
@@ -90,6 +98,7 @@ class HostFlow(HostExprs):
                 tup = it.name if len(bounds) > 1 else None
                 loops.extend((f"{it.name}_{k}" if tup else it.name or "_", b, tup) for k, b in enumerate(bounds))
         saved = dict(self.names)
+        values: list[H.Stmt] = []  # the values of range slices' names, first in the innermost body
         counters: list[tuple[str, E.Expr]] = []
         tuples: dict[str, list[E.Expr]] = {}
         for name, bound, tup in loops:
@@ -102,7 +111,14 @@ class HostFlow(HostExprs):
             self.counter_bounds[var] = bound  # a chunkat of a host-level copy tiles by it (lift/hostcopy.py)
             if tup is not None:
                 tuples.setdefault(tup, []).append(counter)
-            if tup is None or not name.startswith(f"{tup}_"):
+            if name in slices:  # ``c = v(lo:hi:step)``: lo + step * the counter, a variable of its own
+                first, step = slices[name]
+                self.uid += 1
+                value = self.variable(f"_{safe(name)}{self.uid}", "int")
+                values.append(H.Let(value.name, H.CScalar(E.fold(E.Bin("+", first, E.Bin("*", counter, const(step)))))))
+                self.counter_bounds[value.name] = slice_bounds[name]  # (``#c``: the with's bound)
+                self.names[name] = value
+            elif tup is None or not name.startswith(f"{tup}_"):
                 self.names[name] = counter
         for tup, items in tuples.items():
             self.names[tup] = ITuple(tuple(items))
@@ -116,7 +132,7 @@ class HostFlow(HostExprs):
             self.body.append(H.Let(flag, H.CScalar(const(False)), line=line_of(s)))
         self.loops += 1
         self.nest_flags.append(flag)
-        body = self.scoped(s.body)
+        body = (*values, *self.scoped(s.body))
         self.nest_flags.pop()
         self.loops -= 1
         self.names = saved
@@ -125,6 +141,28 @@ class HostFlow(HostExprs):
                 body = (*body, H.If(H.CScalar(E.Var(flag, "i1")), (H.Break(line=line_of(s)),), line=line_of(s)))
             body = (H.For(var, bound, body, line=line_of(s)),)
         self.body.extend(body)
+
+    def range_slice(self, it: A.RangeItem, target: Bounded) -> tuple[str, E.Expr, E.Expr, int]:
+        """``foreach c = v(lo:hi:step)`` over a host-level ``with`` name ``v`` below ``n``
+        (LANGUAGE.md 7.4): ``c`` takes ``lo, lo + step, ..`` below ``n + hi``; its name, its trip
+        count (none where ``n + hi <= lo``), its first value and its step."""
+        first = self.evaluate(it.lo) if it.lo is not None else const(0)
+        stop = E.fold(E.Bin("+", target.bound, self.evaluate(it.hi))) if it.hi is not None else target.bound
+        step = 1
+        if it.has_step and it.step is not None:
+            known = E.fold(self.evaluate(it.step))
+            if not isinstance(known, E.Const) or not isinstance(known.value, int):
+                raise self.error("a loop's step must be an integer literal", it.step)
+            if known.value < 1:
+                raise self.error(
+                    f"a loop step of {known.value} over '{it.name}' (only steps of 1 or more translate)",
+                    it.step,
+                    "give a step of 1 or more, or leave it out (1)",
+                )
+            step = int(known.value)
+        span = E.Bin("-", stop, first)
+        trip = E.fold(E.Bin("max", E.CDiv(span, const(step)) if step > 1 else span, const(0)))
+        return it.alias or it.name, trip, first, step
 
     def with_(self, s: A.With) -> None:
         """Bounded index names (value 0 until a ``foreach`` over them), seen only in the body."""

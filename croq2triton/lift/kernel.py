@@ -108,6 +108,7 @@ class Lifter(
         self.coordinates: list[tuple[E.Expr, E.Var]] = []  # block coordinates, bound at the top
         self.pred: list[E.Expr] = []  # conditions of the enclosing ifs
         self.padding: list[E.Expr] = []  # lanes that exist only to make a level a power of two
+        self.lane_counts: dict[str, E.Expr] = {}  # a thread level's lanes fixed at launch: its count
         self.taken: set[str] = set()  # every name the user wrote, and Python's own
         self.bound: set[str] = set()  # names bound in the kernel so far
         self.lets: list[tuple[E.Expr, E.Var]] = []  # named offsets and masks, reused while in scope
@@ -343,6 +344,8 @@ class Lifter(
             axis = first + k
             bound = E.Const(n) if isinstance(n, int) else n
             size: E.Dim = pow2(n) if isinstance(n, int) else self.lane_extent(n, var, bound_node, fixed)
+            if isinstance(size, E.Extent):
+                self.lane_counts[size.name] = bound
             lane: E.Expr = E.Arange(size) if rank == 1 else E.Lift(E.Arange(size), rank, (axis,))
             hi = size - 1 if isinstance(size, int) else None
             user = var.replace("#", "_") if var else None  # a part of an index tuple: its name and position
@@ -779,6 +782,15 @@ class Lifter(
             e = self.slot_element(e)
             buf = self.buffer_of(e.base)
             if buf is not None:
+                if e.through_address and len(e.indices) > 1:
+                    view = self.place(unparen(e.base))
+                    if isinstance(view, BufferView) and not view.whole:
+                        raise NotLifted(
+                            "an element at an offset from the address of an element of a part of a buffer of"
+                            " several dimensions (its rows need not lie one after another: pass an element of"
+                            " the whole buffer)",
+                            e,
+                        )
                 return self.buffer_read(buf, e)
             return self.load(e, want)
         if isinstance(e, A.Binary) and e.op == "#":

@@ -62,7 +62,6 @@ class LauncherLifting(HostFlow, HostCopies):
         self.uid = 0
         self.copies: set[str] = set()  # names of copies made between launches (lift/hostcopy.py)
         self.counter_bounds: dict[str, E.Expr] = {}  # host loop counter -> its bound (lift/hostflow.py)
-        self.extent_lets: list[H.Stmt] = []  # extents computed for kernels, bound before the next launch
         self.global_events: set[str] = set()  # ``global event`` names declared here (lift/events.py)
         self.released: dict[str, int] = {}  # those earlier launches triggered, the times every block did
         self.written = written_params(fn)  # tensor parameters the function writes (sema/writes.py)
@@ -260,8 +259,6 @@ class LauncherLifting(HostFlow, HostCopies):
             self.kernel_count += 1
             top = copies_as_tensors(self.expand_shape_bounds(s), self.copies)
             name = f"{self.fn.name}_k{self.kernel_count - 1}"
-            self.body.extend(self.extent_lets)
-            self.extent_lets.clear()
             with internal_errors(f"the lowering of kernel {name}", top.span):
                 self.body.extend(self.kernels(top, name, self))
             if not self.in_flow and not s.is_async and s.stream is None:  # complete before the next launch
@@ -470,14 +467,15 @@ class LauncherLifting(HostFlow, HostCopies):
     def named_extents(self, dims: tuple[E.Expr, ...], base: str, node: A.Node) -> tuple[E.Expr, ...]:
         """The extents of a tensor the launcher makes (a view, a buffer), each a constant or a
         launcher variable: kernels take a tensor's extents as arguments, so one computed from others
-        (``x.span_as([M * 8])``) is computed into ``<base>_extent<axis>`` before the next launch."""
+        (``x.span_as([M * 8])``) is computed into ``<base>_extent<axis>`` where the tensor is made
+        (a later host statement may read it too: a view of this view in a host loop)."""
         out: list[E.Expr] = []
         for axis, d in enumerate(dims):
             if isinstance(d, E.Var) or isinstance(_extent(d), int):
                 out.append(d)
                 continue
             var = f"{base}_extent{axis}"
-            self.extent_lets.append(H.Let(var, d, line=line_of(node)))
+            self.body.append(H.Let(var, d, line=line_of(node)))
             out.append(self.variable(var, "int", nonneg=E.nonneg(d)))
         return tuple(out)
 

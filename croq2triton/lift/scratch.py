@@ -94,12 +94,21 @@ class ScratchBuffers:
             lanes = owners  # written apart by the threads of levels inside its declaration's
         elif storage == "local" and self.lanes is not None and any(n != 1 for n in self.lanes[1]):
             lanes = self.lanes[1]  # a thread's own array: one copy per lane
-            if not all(isinstance(n, int) for n in lanes):
-                raise NotLifted("a thread's local array under lanes whose count is fixed at launch", node)
-        copies = 1
+        # the copies along each lane axis: its lanes, or where they are fixed at launch (``parallel t
+        # by T``) the level's count, the lanes past it (padding) never reaching their copies
+        counts: list[E.Expr] = []
         for n in lanes:
-            copies *= n
-        elements: E.Expr = E.Const(copies)
+            count = E.Const(n) if isinstance(n, int) else self.lane_counts.get(getattr(n, "name", ""))
+            if count is None:
+                raise NotLifted("a thread's local array under lanes whose count is fixed at launch", node)
+            counts.append(count)
+        copies: int | E.Expr = 1
+        for c in counts:
+            if isinstance(copies, int) and isinstance(c, E.Const) and isinstance(c.value, int):
+                copies *= c.value
+            else:
+                copies = E.fold(E.Bin("*", copy_count(copies), c))
+        elements: E.Expr = copy_count(copies)
         for n in buf.sizes:
             elements = E.fold(E.Bin("*", elements, n))
         host = self.host_of(elements)  # extents known at launch: the launcher sizes the area
@@ -116,11 +125,12 @@ class ScratchBuffers:
         self.emit(N.Let(base, E.fold(E.Bin("*", E.Cast(E.fold(program), "i64"), elements))), node)
         lane: E.Expr | None = None
         if lanes:
-            lane, step = E.Const(0), 1
+            lane = E.Const(0)
+            step: E.Expr = E.Const(1)
             for axis in reversed(range(len(lanes))):
                 at = E.Arange(lanes[axis]) if len(lanes) == 1 else E.Lift(E.Arange(lanes[axis]), len(lanes), (axis,))
-                lane = E.Bin("+", lane, E.Bin("*", at, E.Const(step)))
-                step *= lanes[axis]
+                lane = E.Bin("+", lane, E.Bin("*", at, step))
+                step = E.fold(E.Bin("*", step, counts[axis]))
             lane = self.named(E.fold(lane), "lane_id", node)
         buf.home = ScratchHome(arg, base, lane, copies, owners)
         if filled:
@@ -215,7 +225,7 @@ class ScratchBuffers:
             index, buf = buf.part.in_buffer(index), buf.part.buffer
         flat = flat_position(buf, index)  # row-major, or along a strided view's steps
         if home.lane is not None:
-            flat = E.Bin("+", E.Bin("*", flat, E.Const(home.copies)), home.lane if lane is None else lane)
+            flat = E.Bin("+", E.Bin("*", flat, copy_count(home.copies)), home.lane if lane is None else lane)
         mask = self.mask_of(terms, node, self.padding) if masked else None
         return E.fold(E.Bin("+", home.base, flat)), mask
 
@@ -322,6 +332,9 @@ class ScratchBuffers:
         (lift/hazards.py puts a barrier before the lanes' own accesses: the shapes differ)."""
         home = buf.home
         assert home is not None and buf.part is None and buf.origin is None
+        if not isinstance(home.copies, int):
+            self.scratch_fill_launch_lanes(buf, value, node)
+            return
         total: E.Expr = E.Const(home.copies)
         for n in buf.sizes:
             total = E.fold(E.Bin("*", total, n))
@@ -351,3 +364,38 @@ class ScratchBuffers:
         mask = None if width == count else self.named(E.Bin("<", at, E.Const(count)), "mask", node)
         addr = E.fold(E.Bin("+", home.base, at))
         self.emit(N.Store(home.arg, (addr,), spread(value, (width,), buf.var.type), mask), node)
+
+    def scratch_fill_launch_lanes(self, buf: TileBuffer, value: E.Expr, node: A.Node) -> None:
+        """A thread's own array filled with one value where its lanes are fixed at launch (``parallel
+        t by T``): element ``i`` of each lane ``l`` below the count, at ``i * copies + l`` (a lane
+        past the count, padding, would reach another's copy: masked off)."""
+        home = buf.home
+        assert home is not None and home.lane is not None
+        per: E.Expr = E.Const(1)
+        for n in buf.sizes:
+            per = E.fold(E.Bin("*", per, n))
+        count = const_int(per)
+        if count is None:
+            raise NotLifted("a thread's local array of run-time size filled with a value", node)
+        lanes = tuple(home.lane.shape)
+        rank = 1 + len(lanes)
+        width = 1 << max(count - 1, 0).bit_length()
+        at = E.Lift(E.Arange(width), rank, (0,))
+        axes = tuple(range(1, rank))
+        lane_at = E.Lift(home.lane, rank, axes)
+        addr = E.fold(E.Bin("+", home.base, E.Bin("+", E.Bin("*", at, copy_count(home.copies)), lane_at)))
+        shape = (width, *lanes)
+        wide = E.Lift(spread(E.Cast(value, buf.var.type), lanes, buf.var.type), rank, axes)
+        terms = [E.Lift(t, rank, axes) if t.shape else t for t in self.padding]
+        if width != count:
+            terms.append(E.Bin("<", at, E.Const(count)))
+        mask = self.named(E.fold(E.conj(terms)), "mask", node) if terms else None
+        self.emit(
+            N.Store(home.arg, (spread(addr, shape, addr.dtype),), spread(E.fold(wide), shape, buf.var.type), mask),
+            node,
+        )
+
+
+def copy_count(copies: int | E.Expr) -> E.Expr:
+    """The number of a thread's own array's copies (ScratchHome.copies) as an expression."""
+    return E.Const(copies) if isinstance(copies, int) else copies

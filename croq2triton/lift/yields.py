@@ -20,6 +20,7 @@ of whole tiles) is then under an ordinary block-level branch.
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 from ..frontend import ast as A
 from .exits import flag_clear, flag_decl
@@ -30,6 +31,7 @@ def early_exits(top: A.Parallel) -> A.Parallel:
     where there is one)."""
     if not any(isinstance(n, A.Yield) for n in top.walk()):
         return top
+    top = inner_yields(top)
     top = loop_yields(top)
     per_unit = _per_unit_names(top)
     if not any(_guard(s, per_unit) is not None for s in top.walk() if isinstance(s, A.Stmt)):
@@ -205,12 +207,19 @@ class _YieldRewriter:
             out.append(s)
         return out
 
+    def test(self, flag: str, sp: object) -> A.Expr:
+        """The flag holds: the thread has not left."""
+        return A.Name(flag, span=sp)  # type: ignore[arg-type]
+
+    def clear(self, flag: str, sp: object) -> A.Stmt:
+        return flag_clear(flag, sp)
+
     def loop(self, s: A.Foreach | A.While, flag: str) -> A.Stmt:
         sp = s.span
         body = A.Block(self.guarded(_stmts(s.body), flag), span=sp)
         if isinstance(s, A.While):
-            return A.While(A.Binary("&&", A.Name(flag, span=sp), A.Paren(s.cond, span=sp), span=sp), body, span=sp)
-        guarded = A.If(A.Name(flag, span=sp), body, span=sp)
+            return A.While(A.Binary("&&", self.test(flag, sp), A.Paren(s.cond, span=sp), span=sp), body, span=sp)
+        guarded = A.If(self.test(flag, sp), body, span=sp)
         return A.Foreach(s.items, A.Block([guarded], span=sp), s.suffixes, span=sp)
 
     def guarded(self, stmts: list[A.Stmt], flag: str) -> list[A.Stmt]:
@@ -219,7 +228,7 @@ class _YieldRewriter:
         out: list[A.Stmt] = []
         for i, s in enumerate(stmts):
             if isinstance(s, A.Yield):
-                out.append(flag_clear(flag, s.span))
+                out.append(self.clear(flag, s.span))
                 return out  # what follows it is never run
             if not _yields(s):
                 out.append(s)
@@ -228,7 +237,7 @@ class _YieldRewriter:
             rest = stmts[i + 1 :]
             if rest:
                 sp = s.span
-                out.append(A.If(A.Name(flag, span=sp), A.Block(self.guarded(rest, flag), span=sp), span=sp))
+                out.append(A.If(self.test(flag, sp), A.Block(self.guarded(rest, flag), span=sp), span=sp))
             return out
         return out
 
@@ -247,3 +256,123 @@ class _YieldRewriter:
         if isinstance(s, (A.Foreach, A.While)):
             return self.loop(s, flag)
         raise _Uncovered  # a yield inside an inner parallel, an inthreads, ...
+
+
+# ----------------------------------------------------------------------------- a yield of the threads of a loop
+
+
+class _ThreadFlag(_YieldRewriter):
+    """The flag of the threads of an inner ``parallel`` that may leave: an element of a ``local``
+    array declared at block level, one copy per thread of the level that writes it."""
+
+    def test(self, flag: str, sp: object) -> A.Expr:
+        at = A.At(A.Name(flag, span=sp), [A.IntLit(0, "0", "s32", span=sp)], span=sp)  # type: ignore[arg-type]
+        return A.Binary("!=", at, A.IntLit(0, "0", "s32", span=sp), span=sp)  # type: ignore[arg-type]
+
+    def clear(self, flag: str, sp: object) -> A.Stmt:
+        at = A.At(A.Name(flag, span=sp), [A.IntLit(0, "0", "s32", span=sp)], span=sp)  # type: ignore[arg-type]
+        zero = A.IntLit(0, "0", "s32", span=sp)  # type: ignore[arg-type]
+        return A.AssignStmt([A.Assign(at, "=", zero, span=sp)], span=sp)  # type: ignore[arg-type]
+
+    def guard(self, p: A.Parallel, flag: str) -> A.Parallel:
+        """``p`` run only by its threads that have not left, a ``yield`` in it clearing the flag."""
+        sp = p.span
+        body = A.Block(self.guarded(_stmts(p.body), flag), span=sp)
+        return dataclasses.replace(p, body=A.Block([A.If(self.test(flag, sp), body, span=sp)], span=sp))
+
+
+def inner_yields(top: A.Parallel) -> A.Parallel:
+    """``top`` with a ``yield`` in an inner thread-level ``parallel`` inside a loop of the block
+    (LANGUAGE.md 7.4: the thread that runs it leaves the program, so it runs no later iteration of
+    that ``parallel`` and nothing after it) as a flag of each of those threads:
+
+        foreach k in [n] { parallel t by T : thread { A; if (c) yield; B; } }  parallel t by T : thread { C; }
+
+    is rewritten as
+
+        local s32 [1] live {1};
+        foreach k in [n] { parallel t by T : thread { if (live.at(0) != 0) { A; if (c) live.at(0) = 0;
+            if (live.at(0) != 0) { B; } } } }
+        parallel t by T : thread { if (live.at(0) != 0) { C; } }
+
+    (``live``: one copy per thread, lift/placement.py).  It applies where the loop stands in the
+    block's own statements, every ``parallel`` in the loop and after it in the block is a
+    thread-level one of the same levels, and the rest of them is control flow, scalars or barriers
+    (a copy or an MMA of the whole block, which the threads that left no longer take part in, keeps
+    the form refused at the ``yield``)."""
+    stmts = _stmts(top.body)
+    for i, s in enumerate(stmts):
+        if not isinstance(s, (A.Foreach, A.While)) or _yields(s):
+            continue
+        inner = [p for p in _parallels(s) if any(isinstance(n, A.Yield) for n in p.body.walk())]
+        if not inner:
+            continue
+        levels = inner[0].levels
+        rest = stmts[i + 1 :]
+        if not all(_thread_part(x, levels) for x in [s, *rest]):
+            continue
+        new = copy.deepcopy(top)
+        body = _stmts(new.body)
+        taken = {n.name for n in new.walk() if isinstance(n, A.Name)} | {
+            n.name for n in new.walk() if isinstance(n, A.Declarator)
+        }
+        rewriter = _ThreadFlag(taken)
+        flag = rewriter.fresh()
+        sp = s.span
+        one = A.IntLit(1, "1", "s32", span=sp)
+        decl = A.SpannedDecl(
+            "s32", [A.IntLit(1, "1", "s32", span=sp)], [A.Declarator(flag, fill=one, span=sp)], "local", span=sp
+        )
+        try:
+            tail = [_guard_parallels(x, rewriter, flag) for x in body[i:]]
+        except _Uncovered:  # (a yield inside another statement of the parallel: an inthreads, ...)
+            continue
+        new.body = A.Block([*body[:i], decl, *tail], span=new.body.span)
+        return inner_yields(new)  # (another such loop of the block)
+    return top
+
+
+def _parallels(s: A.Stmt) -> list[A.Parallel]:
+    """The outermost ``parallel`` statements inside ``s``."""
+    if isinstance(s, A.Parallel):
+        return [s]
+    return [p for c in s.children() if isinstance(c, A.Stmt) for p in _parallels(c)]
+
+
+def _thread_part(s: A.Stmt, levels: list[A.PBy]) -> bool:
+    """Is ``s`` made of thread-level ``parallel`` statements of ``levels`` (none ``.async``, no
+    ``yield`` of a deeper level), control flow, scalars and barriers?"""
+    if isinstance(s, A.Parallel):
+        return (
+            not s.is_async
+            and s.levels == levels
+            and all(lvl.level == "thread" for lvl in s.levels)
+            and not any(isinstance(n, A.Yield) for p in _parallels_in(s.body) for n in p.walk())
+        )
+    if isinstance(s, (A.Block, A.If, A.Foreach, A.While)):
+        if isinstance(s, A.If) and any(isinstance(n, A.Yield) for n in s.walk() if not _in_parallel(s, n)):
+            return False
+        return all(_thread_part(c, levels) for c in s.children() if isinstance(c, A.Stmt))
+    return isinstance(s, (A.Sync, A.ScalarDecl, A.AssignStmt, A.Empty))
+
+
+def _parallels_in(s: A.Stmt) -> list[A.Parallel]:
+    return [p for c in s.children() if isinstance(c, A.Stmt) for p in _parallels(c)]
+
+
+def _in_parallel(root: A.Stmt, node: A.Node) -> bool:
+    """Is ``node`` inside a ``parallel`` of ``root``?"""
+    return any(node is n for p in _parallels(root) for n in p.walk())
+
+
+def _guard_parallels(s: A.Stmt, rewriter: _ThreadFlag, flag: str) -> A.Stmt:
+    """``s`` with every ``parallel`` in it run only by the threads that have not left."""
+    if isinstance(s, A.Parallel):
+        return rewriter.guard(s, flag)
+    if isinstance(s, A.Block):
+        return A.Block([_guard_parallels(x, rewriter, flag) for x in s.stmts], span=s.span)
+    for name in ("body", "then", "other"):
+        child = getattr(s, name, None)
+        if isinstance(child, A.Stmt):
+            setattr(s, name, _guard_parallels(child, rewriter, flag))
+    return s

@@ -222,6 +222,8 @@ def check_function(fn: A.CoFunction, macro_uses: Sequence[MacroUse] = ()) -> tup
                     "error", "'return' inside 'parallel'", s.span, "use 'yield' to leave the device program early"
                 )
             )
+        if isinstance(s, (A.Parallel, A.Foreach, A.With)):
+            errors += _names_twice(s)
         if isinstance(s, A.Parallel):
             last = -1
             for lvl in s.levels:
@@ -596,4 +598,23 @@ def _cmdline_size_errors(fn: A.CoFunction, uses: Sequence[MacroUse]) -> list[Dia
                             f"pass an integer: -D {u.name}=<N>",
                         )
                     )
+    return out
+
+
+def _names_twice(s: A.Parallel | A.Foreach | A.With) -> list[Diagnostic]:
+    """A name that one ``parallel``, ``foreach`` or ``with`` binds twice (``parallel {a, a} by [2, 2]``,
+    ``foreach {i, i} in [..]``): two indices of one statement under one name, which C would reject as
+    a redeclaration and no read could tell apart."""
+    parts: list[A.PBy | A.Within] = list(s.levels) if isinstance(s, A.Parallel) else [
+        x for x in (s.items if isinstance(s, A.Foreach) else s.withins) if isinstance(x, A.Within)
+    ]  # fmt: skip
+    what = "parallel" if isinstance(s, A.Parallel) else "foreach" if isinstance(s, A.Foreach) else "with"
+    seen: set[str] = set()
+    out: list[Diagnostic] = []
+    for part in parts:
+        for name in part.names:
+            if name in seen and name != "_":
+                hint = "give each index a name of its own"
+                out.append(Diagnostic("error", f"'{name}' names two indices of one '{what}'", part.span, hint))
+            seen.add(name)
     return out

@@ -30,7 +30,8 @@ def _arg(a: N.Arg) -> str:
         return f"{a.name}: constexpr = {a.value}" + (" (tunable)" if a.tunable else "")
     if isinstance(a, N.Descriptor):
         return f"{a.name}: descriptor of {a.tensor} block {list(a.block)} padding {a.padding}"
-    lanes = f" (a copy for each of {a.lanes} lanes)" if a.lanes > 1 else ""
+    count = a.lanes if isinstance(a.lanes, int) else to_source(a.lanes, "kernel")
+    lanes = f" (a copy for each of {count} lanes)" if not isinstance(a.lanes, int) or a.lanes > 1 else ""
     return f"{a.name}: scratch<{a.dtype}> {to_source(a.elements, 'host')} per program{lanes}"
 
 

@@ -97,7 +97,7 @@ class Scratch:
     name: str
     dtype: str
     elements: Expr  # per program, as the launcher computes it
-    lanes: int = 1  # copies per program, one for each lane (a thread's own array: no lane shares it)
+    lanes: int | Expr = 1  # copies per program, one for each lane (a thread's own array: no lane shares it)
     area: str = ""  # the launcher's variable of an area an earlier launch filled (none allocated for this one)
     # every program stores all of its elements before any program reads one (the split loop's partial
     # folds): the area is allocated, not zeroed first (a launch of a fill kernel fewer)
