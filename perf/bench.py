@@ -339,11 +339,19 @@ FORMS = [
     ("chunk_elems_thread", {}, "f32", "f16", False, 0, None),
     ("sgemm_reg_frags", {}, "f32", "f32", True, 0, None),
     ("pipe_consumer_first_s3", {}, "f16", "f16", False, 0, None),
+    ("warp_frag_array", {}, "f32", "f16", False, 0, None),
 ]
 # the forms of FORMS kept in another directory of tests/programs than gemm_forms
 FORM_DIRS = {
     name: "gemm_forms4"
-    for name in ("two_accs_thread", "k_while_thread", "chunk_elems_thread", "sgemm_reg_frags", "pipe_consumer_first_s3")
+    for name in (
+        "two_accs_thread",
+        "k_while_thread",
+        "chunk_elems_thread",
+        "sgemm_reg_frags",
+        "pipe_consumer_first_s3",
+        "warp_frag_array",
+    )
 }
 
 

@@ -120,10 +120,7 @@ CASES: list[Case] = [
          lambda bs, m, n, k: [_r(bs, m, k, seed=1), _r(n, k, seed=2), poisoned(bs, m, n)],
          lambda x, w, o: x @ w.T),
     Case("warp_frag_array", RAGGED, lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n)],
-         lambda a, b, o: a @ b.T,
-         why="a 'frag' declaration in a contraction (lift/contraction.py)",
-         refused="a fragment declared with its shape inside 'parallel g by 4 : group' keeps its per-warp shape "
-                 "[16, 16] while the warps' operands are lifted together ([64, 16]): lift/mma.py refuses it"),
+         lambda a, b, o: a @ b.T),
     Case("pipe_consumer_first_s3", RAGGED,
          lambda m, n, k: [_r(m, k, seed=1), _r(n, k, seed=2), poisoned(m, n, dtype=F16)],
          lambda a, b, o: a @ b.T, tol=1e-2),
@@ -272,3 +269,16 @@ def test_a_flat_split_that_leaves_rows_out_is_not_proved(schedule: str, tmp_path
     kept = (torch.arange(m) % 64) < 32
     assert torch.isnan(got[~kept]).all()
     _check(got[kept], ref[kept], 1e-2)
+
+
+def test_a_unit_fragment_of_the_block_shape_is_an_error() -> None:
+    """warp_frag_array with each warp's fragment declared [64, 16] (the block's rows, not the warp's
+    16): each unit's product is [16, 16]; a located error, in both schedules."""
+    text = _text("warp_frag_array", "frag f32 [16, 16] acc[2]", "frag f32 [64, 16] acc[2]")
+    for schedule in ("source", "auto"):
+        r = translate_full(text, filename="wrong.co", schedule=schedule)
+        errors = [d for d in r.diagnostics if d.severity == "error"]
+        assert errors and "gemm" in r.failed
+        d = errors[0]
+        assert "each unit's MMA product is [16, 16]" in d.message and "[64, 16]" in d.message, d.message
+        assert d.span is not None and d.span.line == 16 and d.hint

@@ -273,6 +273,8 @@ class Interpreter(Moves, Roles, Expressions):
             self.dma(s)
         elif isinstance(s, A.MmaFill):
             self.mma_fill(s)
+        elif isinstance(s, A.FragDecl):
+            self.frag_decl(s)
         elif isinstance(s, A.MmaLoad):
             self.mma_load(s)
         elif isinstance(s, A.MmaOp):
@@ -348,6 +350,24 @@ class Interpreter(Moves, Roles, Expressions):
                 self.bind(d.name, self.value(init))
             else:
                 raise NotLifted(f"a '{s.type}' declaration in a contraction", d)
+
+    def frag_decl(self, s: A.FragDecl) -> None:
+        """``frag f32 [16, 16] acc {0.0f}``: an accumulator, as ``acc = mma.fill.f32 0.0f`` makes one,
+        of the declared shape (an MMA of another is no contraction: lift/mma.py says what is wrong),
+        started at its fill."""
+        if s.elem is None or s.shape is None:
+            raise NotLifted("a fragment without an element type or a shape", s)
+        dims = [_const(self.int_expr(x)) for x in s.shape]
+        if len(dims) != 2 or None in dims:
+            raise NotLifted("a fragment whose shape is not two constants", s)
+        for d in s.items:
+            if d.dims or d.init is not None:
+                raise NotLifted("an array of fragments or a fragment with an initialiser", d)
+            shape, coords = (int(dims[0]), int(dims[1])), (self.fresh("r"), self.fresh("c"))  # type: ignore[arg-type]
+            cells = self.new_acc(Cells(s.elem, shape, coords, zero=d.fill is not None, line=self.line(s)))
+            if d.fill is not None and not self.is_zero(d.fill):
+                cells.post = start_value(self, cells, d.fill, d)
+            self.bind(d.name, cells)
 
     def assigned(self, name: str) -> bool:
         """Whether the kernel assigns a scalar of this name anywhere (``x += ..``, ``x = ..``, ``x++``)."""
