@@ -333,13 +333,32 @@ FORMS = [
     ("thread_store_shared", {}, "f32", "f16", False, 0, None),
     ("block_scalar", {}, "f16", "f16", False, 0, None),
     ("with_foreach", {}, "f32", "f16", False, 0, None),
+    # tests/programs/gemm_forms4 (FORM_DIRS): forms of the same signature, gemm(a, b, out)
+    ("two_accs_thread", {}, "f32", "f16", False, 0, None),
+    ("k_while_thread", {}, "f32", "f16", False, 0, None),
+    ("chunk_elems_thread", {}, "f32", "f16", False, 0, None),
+    ("sgemm_reg_frags", {}, "f32", "f32", True, 0, None),
+    ("pipe_consumer_first_s3", {}, "f16", "f16", False, 0, None),
+    ("warp_frag_array", {}, "f32", "f16", False, 0, None),
 ]
+# the forms of FORMS kept in another directory of tests/programs than gemm_forms
+FORM_DIRS = {
+    name: "gemm_forms4"
+    for name in (
+        "two_accs_thread",
+        "k_while_thread",
+        "chunk_elems_thread",
+        "sgemm_reg_frags",
+        "pipe_consumer_first_s3",
+        "warp_frag_array",
+    )
+}
 
 
 def bench_forms(
     shapes: list[int], rounds: int, schedules: list[str], only: set[str] | None = None
 ) -> list[dict[str, object]]:
-    """Every GEMM form of tests/programs/gemm_forms, against the library GEMM with the same
+    """Every GEMM form of tests/programs/gemm_forms (and those of FORM_DIRS), against the library GEMM with the same
     inputs and output type in the same process (cuBLAS ``torch.mm``, f32 outputs through
     ``out_dtype``; fp8: ``torch._scaled_mm``), paired round by round."""
     import torch
@@ -390,9 +409,8 @@ def bench_forms(
                     row["note"] = lib_note
                 rows.append(row)
                 try:
-                    mod = load(
-                        REPO / "tests/programs/gemm_forms" / f"{name}.co", schedule=sched, defines=defines or None
-                    )
+                    folder = REPO / "tests/programs" / FORM_DIRS.get(name, "gemm_forms")
+                    mod = load(folder / f"{name}.co", schedule=sched, defines=defines or None)
                 except Exception as e:  # noqa: BLE001
                     row["note"] = f"not translated: {str(e).splitlines()[0][:120]}"
                     continue

@@ -273,6 +273,8 @@ class Interpreter(Moves, Roles, Expressions):
             self.dma(s)
         elif isinstance(s, A.MmaFill):
             self.mma_fill(s)
+        elif isinstance(s, A.FragDecl):
+            self.frag_decl(s)
         elif isinstance(s, A.MmaLoad):
             self.mma_load(s)
         elif isinstance(s, A.MmaOp):
@@ -349,6 +351,24 @@ class Interpreter(Moves, Roles, Expressions):
             else:
                 raise NotLifted(f"a '{s.type}' declaration in a contraction", d)
 
+    def frag_decl(self, s: A.FragDecl) -> None:
+        """``frag f32 [16, 16] acc {0.0f}``: an accumulator, as ``acc = mma.fill.f32 0.0f`` makes one,
+        of the declared shape (an MMA of another is no contraction: lift/mma.py says what is wrong),
+        started at its fill."""
+        if s.elem is None or s.shape is None:
+            raise NotLifted("a fragment without an element type or a shape", s)
+        dims = [_const(self.int_expr(x)) for x in s.shape]
+        if len(dims) != 2 or None in dims:
+            raise NotLifted("a fragment whose shape is not two constants", s)
+        for d in s.items:
+            if d.dims or d.init is not None:
+                raise NotLifted("an array of fragments or a fragment with an initialiser", d)
+            shape, coords = (int(dims[0]), int(dims[1])), (self.fresh("r"), self.fresh("c"))  # type: ignore[arg-type]
+            cells = self.new_acc(Cells(s.elem, shape, coords, zero=d.fill is not None, line=self.line(s)))
+            if d.fill is not None and not self.is_zero(d.fill):
+                cells.post = start_value(self, cells, d.fill, d)
+            self.bind(d.name, cells)
+
     def assigned(self, name: str) -> bool:
         """Whether the kernel assigns a scalar of this name anywhere (``x += ..``, ``x = ..``, ``x++``)."""
         for n in self.top.walk():
@@ -422,6 +442,8 @@ class Interpreter(Moves, Roles, Expressions):
             base = self.value(tgt.base)
             idx = tuple(self.int_expr(i) for i in tgt.indices)
             if isinstance(base, Cells):
+                if self.register_copy(base, tgt, idx, a):
+                    return
                 self.update(base, idx, a, line)
                 return
             if isinstance(base, Region):
@@ -431,6 +453,43 @@ class Interpreter(Moves, Roles, Expressions):
                 self.buffer_write(base, idx, a)
                 return
         raise NotLifted("an assignment the contraction analysis does not know", a)
+
+    def register_copy(self, cells: Cells, tgt: A.At, idx: tuple[E.Expr, ...], a: A.Assign) -> bool:
+        """``ra.at(u) = as.at(k, ty * 4 + u)`` over an element loop: a local array that nothing has
+        added to, given a tile of a tensor (through a staged buffer, or read straight), is a copy of
+        that tile in registers (the SGEMM register fragment): from here on the thread's own buffer
+        holding that region, as a staged shared buffer does (:meth:`Moves.staged`)."""
+        name = _lit(tgt.base)
+        if not isinstance(name, A.Name) or cells.terms or cells.post is not None or a.op != "=":
+            return False
+        if self.is_zero(_lit(a.value)) or cells.coords and self.same_idx(idx, cells.coords):
+            return False
+        if self.accumulated(name.name):  # (`acc.at(i, j) = c.at(..)` then `acc.at(i, j) += ..`: a start value)
+            return False
+        buf = Buffer(cells.elem, tuple(E.Const(n) for n in cells.shape))
+        region = self.staged(buf, idx, a)
+        if region is None:
+            return False
+        self.touch(buf, True)
+        buf.content = region
+        buf.guard = tuple(self.guard)
+        self.set(name.name, buf)
+        return True
+
+    def accumulated(self, name: str) -> bool:
+        """Whether the kernel adds to (or otherwise updates from itself) an element of the array ``name``."""
+        for n in self.top.walk():
+            if not isinstance(n, A.Assign):
+                continue
+            tgt = _lit(n.target)
+            base = _lit(tgt.base) if isinstance(tgt, A.At) else tgt
+            if (
+                isinstance(base, A.Name)
+                and base.name == name
+                and (n.op != "=" or any(x.name == name for x in _names(n.value)))
+            ):
+                return True
+        return False
 
     def known(self, name: str) -> bool:
         return any(name in sc for sc in self.scopes) or name in self.tensors
@@ -534,6 +593,17 @@ class Interpreter(Moves, Roles, Expressions):
         """``acc op= x`` or ``acc = f(acc)`` that is not an accumulation: before any product, the
         value the accumulator starts from; after its sum, an operation on it (in the scope it was
         declared in, under its own conditions, on every element at once)."""
+        if not cells.terms and op == "=" and cells.post is None and self.element_loop(cells, idx, a):
+            # `foreach {i, j} in [2, 2] acc.at(i, j) = c.at(..)`: every element's start value, read
+            # at its own position (the loop's counters are the element's coordinates)
+            env: dict[str, E.Expr] = {}
+            for i, c in zip(idx, cells.coords, strict=True):
+                f = E.fold(i)
+                assert isinstance(f, E.Var)
+                env[f.name] = c
+            cells.post = start_value(self, cells, self.in_bounds_read(rhs), a).subst_reads(env)
+            cells.zero = True
+            return
         if not self.same_idx(idx, cells.coords):
             raise NotLifted("an operation on one element of an accumulator array", a)
         if tuple(self.guard) != cells.guard or len(self.loops) != cells.depth:
@@ -541,11 +611,62 @@ class Interpreter(Moves, Roles, Expressions):
         if not cells.terms:
             if op != "=" or cells.post is not None:
                 raise NotLifted("an accumulator update that is not a sum of products", a)
-            cells.post = start_value(self, cells, rhs, a)
+            cells.post = start_value(self, cells, self.in_bounds_read(rhs), a)
             cells.zero = True
             return
         cells.post = transformed(self, cells, op, rhs, a)
         cells.transformed = True
+
+    def element_loop(self, cells: Cells, idx: tuple[E.Expr, ...], node: A.Node) -> bool:
+        """Whether ``acc.at(idx)`` names every element once, by counters of element loops entered
+        since the accumulator's declaration (and only those), under its own conditions: a value
+        assigned there is given to each element (as :meth:`reset` gives zero)."""
+        if not idx or cells.coords and self.same_idx(idx, cells.coords):
+            return False
+        if tuple(self.guard) != cells.guard or not self.covers_all(cells, idx):
+            return False
+        indexed = {f.name for f in (E.fold(i) for i in idx) if isinstance(f, E.Var)}
+        return all(frame.counters <= indexed for frame in self.loops[cells.depth :])
+
+    def in_bounds_read(self, e: A.Expr) -> A.Expr:
+        """``cond ? x.at(..) : 0`` whose condition only keeps the element inside its tensor (the
+        C idiom that reads no element outside): the element itself, which reads zero outside
+        (LANGUAGE.md 7.9); any other expression as it is."""
+        v = _lit(e)
+        if not isinstance(v, A.Ternary) or not self.is_zero(v.other):
+            return e
+        try:
+            el = self.value(v.then)
+            conds = E.conjuncts(self.bool_expr(v.cond))
+        except NotLifted:
+            return e
+        if isinstance(el, Elem) and self.own_bounds(conds, [el]):
+            return v.then
+        return e
+
+    def summed_accs(self, e: A.Expr) -> Cells | None:
+        """``s0 + s1`` (two or more scalar accumulators, each a sum of products started at zero and
+        with nothing done to it, declared under the conditions and in the loops where it is read):
+        one accumulator of all their products (partial sums of one dot product, ``s0`` over even
+        elements of K and ``s1`` over odd ones, say). None for any other expression."""
+        parts = _summands(e)
+        if len(parts) < 2 or any(self.is_scalar(x) for x in parts):
+            return None
+        found: list[Cells] = []
+        for x in parts:
+            try:
+                v = self.value(x)
+            except NotLifted:
+                return None
+            if not isinstance(v, Cells) or v.coords or not v.zero or v.post is not None or v.transformed:
+                return None
+            if v.guard != tuple(self.guard) or v.depth != len(self.loops) or any(v is f for f in found):
+                return None
+            found.append(v)
+        if len({c.elem for c in found}) != 1:
+            return None
+        first = found[0]
+        return replace(first, terms=[t for c in found for t in c.terms], line=min(c.line for c in found))
 
     def only_in_bounds(self, cells: Cells, prod: Prod) -> bool:
         """The conditions an update adds to its accumulator's say only that the product's elements

@@ -126,6 +126,7 @@ class Lifter(
         self.unit_threads: dict[int, int] = {}  # id(PBy) of a group / group-4 level -> threads per unit
         self.written = written_tensors([top], set(host.tensors))  # the tensors this kernel stores into
         self.units: dict[str, int] = {}  # unit symbols (lift/units.py) -> their extents
+        self.unit_depth = 0  # how many parallels of several units (lift/units.py) the statements lifted are inside
         self.derived_bounds: dict[str, E.Expr] = {}  # lifted names of tile indices derived by % or / (derived_index)
         self.pinned: dict[str, int] = {}  # unit symbols an ``inthreads (g == u)`` picks one unit of
         self.stated_pipelines: dict[int, N.Pipeline] = {}  # id(Foreach) -> the pipeline collapsed roles state

@@ -84,6 +84,9 @@ class Fragment:
     name: str
     elem: str | None  # the Croqtile type the fill states (None: the operands')
     fills: list[tuple[list[N.Stmt], N.Stmt, E.Expr]] = field(default_factory=list)  # body, placeholder, value
+    # ``frag f32 [16, 16] acc`` declared inside a parallel of units: each unit's extents (the tile
+    # is the units' tiles together, where the MMAs place them)
+    declared: tuple[int, ...] | None = None
 
 
 class Mmas:
@@ -100,6 +103,7 @@ class Mmas:
     apply_scopes: list[int]
     threads: int
     units: dict[str, int]
+    unit_depth: int
     pinned: dict[str, int]
     expr: Any
     place: Any
@@ -213,6 +217,29 @@ class Mmas:
                     sc[k2] = buf
         return buf
 
+    def unit_shape(
+        self,
+        frag: Fragment,
+        declared: tuple[int, ...],
+        extents: tuple[int, ...] | tuple[E.Expr, ...],
+        placing: tuple[str | None, ...],
+        node: A.Node,
+    ) -> None:
+        """A fragment each unit declares (``frag f32 [16, 16] acc`` in ``parallel g by 4 : group``)
+        takes the product of the units' tiles together: each unit's part of it is the declared shape."""
+        sizes = [n if isinstance(n, int) else const_int(n) for n in extents]
+        mine = [n * (self.units[p] if p is not None else 1) for n, p in zip(declared, placing, strict=False)]
+        if len(declared) != len(sizes) or None in sizes:
+            raise NotLifted("a fragment a unit declares, shaped by an MMA of run-time extents", node)
+        if mine != sizes:
+            each = [n // (self.units[p] if p is not None else 1) for n, p in zip(sizes, placing, strict=True)]  # type: ignore[operator]
+            raise CroqSemanticError(
+                f"each unit's MMA product is {each}, its accumulator '{frag.name}' {list(declared)}",
+                node.span,
+                "a fragment declared inside a parallel of units is each unit's: declare it [rows of A, columns of B]"
+                " of one unit's operands (LANGUAGE.md 7.9)",
+            )
+
     def declared_type(self, buf: TileBuffer) -> str | None:
         """The type the source gives an accumulator (None: its operands')."""
         return self.accumulator_types.get(buf, buf.elem)
@@ -240,6 +267,11 @@ class Mmas:
                 if not isinstance(v, E.Const):
                     raise NotLifted("a fragment filled with a run-time value", d.fill)
                 fill = v.value
+            if self.unit_depth:  # each unit's own: shaped by the MMAs that place the units' tiles
+                frag = Fragment(d.name, s.elem, declared=extents)
+                self.scopes[-1][d.name] = frag
+                self.pending_fill(frag, E.Const(fill), d)
+                continue
             self.scopes[-1][d.name] = self.new_buffer(d.name, s.elem, extents, fill, d)
 
     # ================================================================ loads and MMAs
@@ -430,8 +462,11 @@ class Mmas:
             raise NotLifted(f"an MMA on {a_elem} x {b_elem} operands", s)
         extents = (a_ext[1 - a_k], b_ext[1 - b_k])
         follows = "s32" if a_elem in ("s8", "u8") else "f64" if a_elem == "f64" else "f32"  # an untyped fill
-        acc = self.shaped(self.accumulator(s.acc, s), extents, follows, s)
+        raw = self.accumulator(s.acc, s)
         placing = (a_units[1 - a_k], b_units[1 - b_k])
+        if isinstance(raw, Fragment) and raw.declared is not None:
+            self.unit_shape(raw, raw.declared, extents, placing, s)
+        acc = self.shaped(raw, extents, follows, s)
         if acc.placing and acc.placing != placing:
             raise NotLifted("MMAs that place the units' tiles of one accumulator differently", s)
         acc.placing = placing

@@ -5,6 +5,7 @@ block-scaled MMAs and stores, each recorded as the regions, products and stores 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from ..frontend import ast as A
@@ -65,6 +66,7 @@ class Moves:
     reset: Any
     same_idx: Any
     stmts: Any
+    summed_accs: Any
     pins: dict[str, E.Expr]
 
     # ---------------------------------------------------------------- data movement
@@ -277,6 +279,14 @@ class Moves:
         if not isinstance(el, Elem):
             return None
         extents = {v.name: x for v, x in self.spatial}
+        split = self.flat_split(idx, extents)
+        if split is not None:  # `e = l * 256 + tid; as.at(e % 8, e / 8) = ..`: a flat element number
+            sub, gone = split
+            idx = tuple(sub(i) for i in idx)
+            el = el.mapped(sub)
+            bounds = [sub(b) for b in bounds]
+            if not all(_free_of(x, gone) for x in (*idx, *el.index, *bounds)):
+                return None
         used: set[str] = set()
         for i, n in zip(idx, buf.shape, strict=True):
             if not self.staged_index_covers(i, n, extents, used):
@@ -297,6 +307,51 @@ class Moves:
         if not self.own_bounds(bounds, [el]):  # (only the element's own bounds: zero outside)
             return None
         return Region(el.tensor, tuple(origin), tuple(axes), tuple(buf.shape), el.limits, el.zfill or bool(bounds))  # type: ignore[arg-type]
+
+    def flat_split(
+        self, idx: tuple[E.Expr, ...], extents: dict[str, E.Expr]
+    ) -> tuple[Callable[[E.Expr], E.Expr], set[str]] | None:
+        """Buffer indices that split one flat number ``t`` of the threads and loops as ``t / D`` and
+        ``t % D`` (D a constant): ``t`` a mixed-radix number of its variables over ``[0, R)``, ``R``
+        a multiple of D, so that the pair runs over ``[0, R / D) x [0, D)`` one to one.  Each pair
+        becomes two fresh variables of those extents (added to ``extents``, ``t``'s variables taken
+        out of it): the substitution and the variables gone; None where no index is such a split."""
+        divs = {repr(a): a for i in idx for a in E.fold(i).walk() if isinstance(a, E.Bin) and a.op == "/"}
+        pairs: list[tuple[E.Expr, E.Expr, E.Expr, E.Var, E.Var]] = []
+        gone: set[str] = set()
+        for div in divs.values():
+            t, d = div.lhs, div.rhs
+            dc = _const(d)
+            found = E.linear(t, list(extents))
+            if dc is None or dc <= 0 or found is None or not found[0] or _const(E.fold(found[1])) != 0:
+                continue
+            coefs = found[0]
+            if gone & coefs.keys():
+                return None
+            step = 1
+            for name, c in sorted(coefs.items(), key=lambda kv: kv[1]):
+                ext = _const(extents[name])
+                if c != step or ext is None:
+                    return None
+                step *= ext
+            if step % dc:
+                return None
+            q, r = self.fresh("fq", E.Const(step // dc)), self.fresh("fr", d)
+            pairs.append((div, E.Bin("%", t, d), t, q, r))
+            gone.update(coefs)
+            for name in coefs:
+                extents.pop(name)
+            extents[q.name], extents[r.name] = E.Const(step // dc), d
+        if not pairs:
+            return None
+
+        def sub(e: E.Expr) -> E.Expr:
+            e = E.fold(e)
+            for div, mod, _, q, r in pairs:
+                e = _swap(_swap(e, E.fold(div), q), E.fold(mod), r)
+            return E.fold(e)
+
+        return sub, gone
 
     def staged_index_covers(self, i: E.Expr, n: E.Expr, extents: dict[str, E.Expr], used: set[str]) -> bool:
         """Whether buffer index ``i`` runs once over ``0 .. n`` as its variables (indices of the
@@ -586,6 +641,10 @@ class Moves:
 
     def store_value(self, at: Elem, a: A.Assign, line: int) -> None:
         """``out.at(..) = value`` (or ``op=``): an element-wise function of one accumulator element."""
+        merged = self.summed_accs(a.value) if a.op == "=" else None
+        if merged is not None:  # `out.at(m, n) = s0 + s1`: partial sums of one dot product
+            self.store(at, AccRead(merged, ()), line)
+            return
         ev = EpilogueEval(self)
         v = ev.expr(a.value)
         if a.op != "=":
@@ -671,6 +730,21 @@ def _exactly_at(placed: Placed | Written, offsets: tuple[E.Expr, ...], shape: tu
     return tuple(dims) == shape and all(
         E.same(E.fold(a), E.fold(b)) for a, b in zip(placed.offsets, offsets, strict=True)
     )
+
+
+def _swap(e: E.Expr, old: E.Expr, new: E.Expr) -> E.Expr:
+    """``e`` with each subexpression the same as ``old`` replaced by ``new``."""
+    if type(e) is type(old) and E.same(e, old):
+        return new
+    if isinstance(e, E.Bin):
+        return E.Bin(e.op, _swap(e.lhs, old, new), _swap(e.rhs, old, new))
+    if isinstance(e, E.Un):
+        return E.Un(e.op, _swap(e.value, old, new))
+    if isinstance(e, E.CDiv):
+        return E.CDiv(_swap(e.lhs, old, new), _swap(e.rhs, old, new))
+    if isinstance(e, E.Cast):
+        return E.Cast(_swap(e.value, old, new), e.type)
+    return e
 
 
 def _free_of(e: E.Expr, names: set[str]) -> bool:

@@ -144,12 +144,17 @@ def _split_tile_ids(
         lim = next((g.rhs for g in guards if isinstance(g, E.Bin) and g.op == "<" and E.same(g.lhs, t)), None)
         if lim is None and isinstance(t, E.Var) and t.name in spatial:
             lim = spatial[t.name]  # a parallel index is below its extent: `parallel t by Q * D`
+        if lim is None:  # a flat element number (`(e * 128 + t) / 64`) below its variables' range
+            lim = _radix_bound(t, d, spatial)
         if lim is None:
             raise NotLifted("a tile index divided by a run-time extent without a bound", node)
         f = E.fold(lim)
         q = None
         if isinstance(f, E.Bin) and f.op == "*":
             q = f.lhs if E.same(f.rhs, d) else f.rhs if E.same(f.lhs, d) else None
+        fc, dc = _const(f), _const(d)
+        if q is None and fc is not None and dc is not None and dc > 0 and fc % dc == 0:
+            q = E.Const(fc // dc)  # (a constant bound: 4096 = 64 * 64)
         if q is None:
             raise NotLifted("a tile index bound that is not a multiple of its divisor", node)
         rng, used = _radix(t, spatial, node)
@@ -171,6 +176,19 @@ def _split_tile_ids(
         if any(v.name in used for e in [*index, *x.index, *y.index, *guards, *rest] for v in E.free_vars(e)):
             raise NotLifted("a tile id used other than through its quotient and remainder", node)
     return index, x, y, guards, extra
+
+
+def _radix_bound(t: E.Expr, d: E.Expr, spatial: dict[str, E.Expr]) -> E.Expr | None:
+    """``R`` where ``t`` is a mixed-radix number of its variables (:func:`_radix`) whose range
+    ``[0, R)`` is a known multiple of the constant divisor ``d``; None otherwise."""
+    try:
+        rng, _ = _radix(t, spatial, A.Empty())
+    except NotLifted:
+        return None
+    r, dv = _const(rng), _const(d)
+    if r is None or dv is None or dv <= 0 or r % dv:
+        return None
+    return rng
 
 
 def _even_shifts(rows: list[list[E.Expr]], ordered: bool) -> tuple[int, tuple[bool, ...]] | None:
@@ -530,6 +548,9 @@ def prove(it: Any, node: A.Node) -> Contraction:
         in_x = [d for d, j in enumerate(x.index) if E.same(i, j)]
         in_y = [d for d, j in enumerate(y.index) if E.same(i, j)]
         kinds.append("batch" if in_x and in_y else "x" if in_x else "y" if in_y else "?")
+    for one in ("x", "y"):  # out[bi, m, n] = sum_k x[bi, m, k] * w[n, k]: a batch of one operand, the other shared
+        if kinds.count(one) == 2 and "batch" not in kinds and kinds.count("y" if one == "x" else "x") == 1:
+            kinds[kinds.index(one)] = "batch"
     if "?" in kinds or kinds.count("x") != 1 or kinds.count("y") != 1 or kinds.count("batch") > 1:
         raise NotLifted("a store whose index is not (batch,) row, column of the two operands", node)
     if kinds.index("x") > kinds.index("y"):
@@ -559,7 +580,9 @@ def prove(it: Any, node: A.Node) -> Contraction:
         dims: dict[str, int] = {}
         for kind, i in zip(kinds, index, strict=True):
             if kind in ("batch", free_kind):
-                dims[kind] = next(d for d, j in enumerate(e.index) if E.same(i, j))
+                found = [d for d, j in enumerate(e.index) if E.same(i, j)]
+                if found:  # (a batch the other operand alone has: this one is shared by every batch)
+                    dims[kind] = found[0]
         if group is not None:  # the operand's dimension the group index selects
             gd = [d for d, j in enumerate(e.index) if isinstance(j, E.Var) and j.name == group.var]
             if gd:

@@ -118,6 +118,7 @@ class Roles:
                 raise NotLifted("a warp role with two main loops", p)
             cut = loops[0] if loops else len(body)
             plans.append(_Role(binds, pins, {}, body[:cut], body[cut] if loops else None, body[cut + 1 :]))
+        plans = _producers_first(plans)
         mains = [pl.main for pl in plans if pl.main is not None]
 
         def within(plan: _Role, run: Callable[[], None], levels: list[dict[str, Any]] | None = None) -> None:
@@ -204,6 +205,40 @@ class Roles:
             del self.guard[len(self.guard) - bool(kept) :]
         for (pl, levels, _), (_, _, after) in zip(parts, splits, strict=True):
             within(pl, lambda after=after: self.stmts(after), levels)
+
+
+def _producers_first(plans: list[_Role]) -> list[_Role]:
+    """The roles in an order where one whose main loop copies into a buffer that another's main
+    loop reads runs first (what the events order: a consumer written before its producer,
+    ``inthreads.async (wg == 0)`` the MMAs and ``(wg == 1)`` the copies); otherwise as written."""
+
+    def copied(pl: _Role) -> set[str]:
+        out: set[str] = set()
+        for n in pl.main.walk() if pl.main is not None else []:
+            if isinstance(n, A.DmaStmt) and not n.dst_storage:
+                out |= {x.name for x in n.dst.walk() if isinstance(x, A.Name)}
+                if n.result:
+                    out.add(n.result)
+        return out
+
+    def read(pl: _Role) -> set[str]:
+        names: set[str] = set()
+        for n in pl.main.walk() if pl.main is not None else []:
+            if isinstance(n, (A.MmaOp, A.MmaLoad, A.At)):
+                names |= {x.name for x in n.walk() if isinstance(x, A.Name)}
+        return names
+
+    writes = [copied(pl) for pl in plans]
+    reads = [read(pl) for pl in plans]
+    out: list[_Role] = []
+    left = list(range(len(plans)))
+    while left:
+        # the first role (as written) that reads nothing another role left to run copies
+        ready = [i for i in left if not any(j != i and writes[j] & reads[i] - writes[i] for j in left)]
+        pick = ready[0] if ready else left[0]
+        out.append(plans[pick])
+        left.remove(pick)
+    return out
 
 
 def _holds_loop(s: A.Stmt) -> bool:

@@ -32,6 +32,7 @@ class Units:
     scopes: list[dict[str, Any]]
     body: list[N.Stmt]
     units: dict[str, int]
+    unit_depth: int
     pinned: dict[str, int]
     threads: int
     unit_threads: dict[int, int]
@@ -59,7 +60,12 @@ class Units:
         self.threads = max(self.threads, threads)
         self.scopes.append(scope)
         start = len(self.body)
-        self.stmts(body)
+        several = int(any(self.units[x] > 1 for x in syms))  # (one unit: its fragments are the block's)
+        self.unit_depth += several
+        try:
+            self.stmts(body)
+        finally:
+            self.unit_depth -= several
         self.scopes.pop()
         for s in N.walk(self.body[start:]):
             for e in N.exprs_of(s) + [v for v in N.defines(s)]:
