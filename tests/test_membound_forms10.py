@@ -248,14 +248,15 @@ FOLDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # (``j = t; while (j < N) { ..; j += 128; }`` each a foreach over steps, lift/whileloops.py, the counter
     # reused by the next loop; both shared trees one reduction each, schedule/treefold.py)
     "softmax_stride_while": (("j_step", "j_step_2", "j_step_3"), ("tl.max(", "tl.max(", "tl.sum(")),
-    # (the lanes' running pairs one tile fold; the butterfly merging the 32 lanes' pairs stays five steps of
-    # gathers in registers)
-    "online_softmax_warp_f16": (("k", "k_2"), ("tl.max(", "tl.sum(")),
+    # (the lanes' running pairs one tile fold; the butterfly merging the 32 lanes' pairs a maximum and a
+    # rescaled sum over the lanes, schedule/pairshuffles.py)
+    "online_softmax_warp_f16": (("k", "k_2", "q"), ("tl.max(", "tl.sum(")),
     # (each lane's Welford a sum then squared deviations, schedule/welford.py; thread 0's merge of the 64
     # lanes' triples by Chan's formula stays a loop of 64 steps over registers, not memory)
     "welford_block_merge": (("k",), ("tl.sum(",)),
-    # (the lanes' best pairs one tile fold; the butterfly of (value, index) pairs stays five steps)
-    "argmax_warp_pairs_f16": (("k",), ("tl.max(",)),
+    # (the lanes' best pairs one tile fold; the butterfly of (value, index) pairs the lanes' maximum and the
+    # least index holding it, schedule/pairshuffles.py)
+    "argmax_warp_pairs_f16": (("k", "q"), ("tl.max(", "tl.min(")),
     # (a scan, not a fold: the row one tile, its running sums tl.cumsum)
     "cumsum_rows": (("j",), ("tl.cumsum(",)),
     # (64 rows a thread folded in blocks, one atomic a column)
@@ -297,6 +298,13 @@ ELEMENTWISE = ("dequant_s8_rows",)
 def test_auto_folds_each_loop_along_the_row(kernel: str) -> None:
     """Under auto no loop walks the long axis one element a lane a step; a tile reduction does."""
     assert_folded(_code, kernel, *FOLDS[kernel])
+
+
+@pytest.mark.parametrize("kernel", ["online_softmax_warp_f16", "argmax_warp_pairs_f16"])
+def test_pair_butterflies_are_reductions(kernel: str) -> None:
+    """The lanes' pairs merged by an xor butterfly: reductions over the lanes, no gather left."""
+    assert "tl.gather(" in _code("source", f"{kernel}_k0")
+    assert "tl.gather(" not in _code("auto", f"{kernel}_k0")
 
 
 @pytest.mark.parametrize("kernel", sorted(TWO))
