@@ -252,8 +252,8 @@ FOLDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # rescaled sum over the lanes, schedule/pairshuffles.py)
     "online_softmax_warp_f16": (("k", "k_2", "q"), ("tl.max(", "tl.sum(")),
     # (each lane's Welford a sum then squared deviations, schedule/welford.py; thread 0's merge of the 64
-    # lanes' triples by Chan's formula stays a loop of 64 steps over registers, not memory)
-    "welford_block_merge": (("k",), ("tl.sum(",)),
+    # lanes' triples by Chan's formula one reduction over the lanes, schedule/lanemerge.py)
+    "welford_block_merge": (("k", "u"), ("tl.sum(",)),
     # (the lanes' best pairs one tile fold; the butterfly of (value, index) pairs the lanes' maximum and the
     # least index holding it, schedule/pairshuffles.py)
     "argmax_warp_pairs_f16": (("k", "q"), ("tl.max(", "tl.min(")),
