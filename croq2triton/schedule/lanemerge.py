@@ -68,7 +68,7 @@ def fold_lane_merges(kernel: N.Kernel) -> N.Kernel:
     for i, s in enumerate(body):
         if not isinstance(s, N.For):
             continue
-        taken = {v.name for x in N.walk(body) for v in N.defines(x)}
+        taken = {v.name for x in N.walk(body) for v in N.defines(x)} | {a.name for a in kernel.args}
         try:
             lets = _prove(s, body[:i], body[i + 1 :], taken)
         except (NotMerge, NotTree, ZeroDivisionError):
@@ -138,9 +138,8 @@ def _prove(loop: N.For, before: list[N.Stmt], after: list[N.Stmt], taken: set[st
     on = E.Full(c.shape, True, "i1") if keep is None else E.substitute(keep, {_ext(t): v for t, v in tiles.items()})
     zero = E.Full(c.shape, 0.0, c.type)
     counted = E.Reduce("sum", E.Where(on, c, zero), 0)
-    total_names = (E.Var(f"{cnt}_total", c.type), E.Var(f"{mean}_total", c.type))
-    count, mu = (_fresh(x, taken) for x in total_names)
-    n_all, m_all, q_all = (_fresh(x, taken) for x in (var[cnt], var[mean], var[m2]))
+    count, mu = (_fresh(f"{x}_total", c.type, (), taken) for x in (cnt, mean))
+    n_all, m_all, q_all = (_fresh(f"{x}_all", c.type, var[x].shape, taken) for x in (cnt, mean, m2))
     weighted = E.Reduce("sum", E.Where(on, E.Bin("*", c, m), zero), 0)
     mean_total = E.Where(E.Bin("==", count, E.Const(0.0, c.type)), E.Const(0.0, c.type), E.Bin("/", weighted, count))
     dev = E.Bin("-", m, mu)
@@ -166,13 +165,12 @@ def _prove(loop: N.For, before: list[N.Stmt], after: list[N.Stmt], taken: set[st
     ]
 
 
-def _fresh(v: E.Var, taken: set[str]) -> E.Var:
-    name, k = f"{v.name}_all" if not v.name.endswith("_total") else v.name, 2
-    base = name
+def _fresh(base: str, dtype: str, dims: tuple[Any, ...], taken: set[str]) -> E.Var:
+    name, k = base, 2
     while name in taken:
         name, k = f"{base}_{k}", k + 1
     taken.add(name)
-    return E.Var(name, v.type, dims=v.shape)
+    return E.Var(name, dtype, dims=dims)
 
 
 def _ext(tile: str) -> str:

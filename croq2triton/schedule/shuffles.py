@@ -64,7 +64,7 @@ def fold_butterflies(kernel: N.Kernel) -> N.Kernel:
             acc, new, value = _prove(s, body[:i], body[i + 1 :])
             lets = [(acc, N.Let(new, value, line=s.line))]
         except (NotButterfly, NotTree):
-            taken = {v.name for x in N.walk(body) for v in N.defines(x)}
+            taken = {v.name for x in N.walk(body) for v in N.defines(x)} | {a.name for a in kernel.args}
             try:  # (a pair of values merged by each step: schedule/pairshuffles.py)
                 lets = prove_pair(s, body[:i], body[i + 1 :], taken)
             except NotPair:
