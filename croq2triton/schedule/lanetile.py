@@ -89,6 +89,7 @@ def _relayout(kernel: N.Kernel, area: N.Scratch) -> N.Kernel:
     if not isinstance(k_c, E.Const):
         raise NotTile("elements not known when translating")
     k = int(k_c.value)
+    k2 = 1 << max(k - 1, 0).bit_length()  # (the positions a power of two: those past k match no address)
     store = body[stores[0]]
     assert isinstance(store, N.Store)
     lets = {s.var.name: s.value for s in N.walk(body) if isinstance(s, N.Let)}
@@ -96,7 +97,7 @@ def _relayout(kernel: N.Kernel, area: N.Scratch) -> N.Kernel:
         raise NotTile("not a flat area")
     base_s, off_s = _split(E.resolve(store.index[0], lets))
     shape = _ints(E.broadcast(store.value.shape, off_s.shape))
-    if k * int(np.prod(shape)) > MAX_WORK:
+    if k2 * int(np.prod(shape)) > MAX_WORK:
         raise NotTile("too much work to select")
     addr = np.broadcast_to(np.asarray(evaluate(off_s, {})), shape)
     written = np.broadcast_to(_mask(store.mask, lets, shape), shape)
@@ -106,20 +107,20 @@ def _relayout(kernel: N.Kernel, area: N.Scratch) -> N.Kernel:
     stored = set(taken.tolist())
     reads = {v.name for v in E.free_vars(store.value)}
     rank = len(shape)
-    positions = E.Lift(E.Arange(k), rank + 1, (0,))
+    positions = E.Lift(E.Arange(k2), rank + 1, (0,))
     a_s = _lifted(off_s, shape, "i32")
     on: E.Expr = E.Bin("==", positions, a_s)
     if store.mask is not None:
         on = E.Bin("&", on, _lifted(store.mask, shape, "i1"))
     value = _lifted(store.value, shape, store.value.dtype)
-    picked: E.Expr = E.Where(on, value, E.Full((k, *shape), 0, store.value.dtype))
+    picked: E.Expr = E.Where(on, value, E.Full((k2, *shape), 0, store.value.dtype))
     for axis in range(rank, 0, -1):
         picked = E.Reduce("sum", picked, axis)
     taken_names = {v.name for x in N.walk(body) for v in N.defines(x)} | {a.name for a in kernel.args}
     tile_name, n = f"{name.removesuffix('_scratch')}_tile", 2
     while tile_name in taken_names:
         tile_name, n = f"{name.removesuffix('_scratch')}_tile_{n}", n + 1
-    tile = E.Var(tile_name, store.value.dtype, dims=(k,))
+    tile = E.Var(tile_name, store.value.dtype, dims=(k2,))
     new = list(body)
     for i in loads:
         load = body[i]
@@ -133,18 +134,18 @@ def _relayout(kernel: N.Kernel, area: N.Scratch) -> N.Kernel:
         if sorted(map(repr, base_l)) != sorted(map(repr, base_s)):
             raise NotTile("the load and the store at different bases")
         lshape = _ints(E.broadcast(load.var.shape, off_l.shape))
-        if k * int(np.prod(lshape)) > MAX_WORK:
+        if k2 * int(np.prod(lshape)) > MAX_WORK:
             raise NotTile("too much work to select")
         at = np.broadcast_to(np.asarray(evaluate(off_l, {})), lshape)
         reading = np.broadcast_to(_mask(load.mask, lets, lshape), lshape)
         if not set(at[reading].tolist()) <= stored:
             raise NotTile("a lane reads a position no lane stored")
         lrank = len(lshape)
-        pos = E.Lift(E.Arange(k), lrank + 1, (0,))
+        pos = E.Lift(E.Arange(k2), lrank + 1, (0,))
         hit = E.Bin("==", pos, _lifted(off_l, lshape, "i32"))
         got: E.Expr = E.Reduce(
             "sum",
-            E.Where(hit, E.Lift(tile, lrank + 1, (0,)), E.Full((k, *lshape), 0, load.var.type)),
+            E.Where(hit, E.Lift(tile, lrank + 1, (0,)), E.Full((k2, *lshape), 0, load.var.type)),
             0,
         )
         if load.mask is not None and load.other is not None:
