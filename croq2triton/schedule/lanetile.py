@@ -16,7 +16,7 @@ positions times the lanes; bounded by :data:`MAX_WORK`).
 What is proved on the IR (else the area stays in memory):
 
 * the area (a scratch argument, one copy a program, filled by no earlier launch) is written by one
-  store, at the kernel's top level, and read only by loads at the top level after it; nothing else
+  store of a value of its type (no conversion where it is stored), at the kernel's top level, and read only by loads at the top level after it; nothing else
   touches it, and no statement between the store and a load re-binds a name the stored value reads;
 * the store's index and each load's are ``b + o`` with the same terms ``b`` (not computed from the
   lanes: the program's base, equal as expressions) and ``o`` computed exactly from the lanes, as are
@@ -95,6 +95,8 @@ def _relayout(kernel: N.Kernel, area: N.Scratch) -> N.Kernel:
     lets = {s.var.name: s.value for s in N.walk(body) if isinstance(s, N.Let)}
     if len(store.index) != 1:
         raise NotTile("not a flat area")
+    if store.value.dtype != area.dtype:
+        raise NotTile("a value converted where it is stored")
     base_s, off_s = _split(E.resolve(store.index[0], lets))
     shape = _ints(E.broadcast(store.value.shape, off_s.shape))
     if k2 * int(np.prod(shape)) > MAX_WORK:
@@ -128,8 +130,8 @@ def _relayout(kernel: N.Kernel, area: N.Scratch) -> N.Kernel:
         between = body[stores[0] + 1 : i]
         if any(isinstance(s, N.Assign) and s.var.name in reads for s in N.walk(between)):
             raise NotTile("a name the stored value reads re-bound before the load")
-        if len(load.index) != 1:
-            raise NotTile("not a flat area")
+        if len(load.index) != 1 or load.var.type != area.dtype:
+            raise NotTile("not a flat area of the loaded type")
         base_l, off_l = _split(E.resolve(load.index[0], lets))
         if sorted(map(repr, base_l)) != sorted(map(repr, base_s)):
             raise NotTile("the load and the store at different bases")
