@@ -248,14 +248,15 @@ FOLDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # (``j = t; while (j < N) { ..; j += 128; }`` each a foreach over steps, lift/whileloops.py, the counter
     # reused by the next loop; both shared trees one reduction each, schedule/treefold.py)
     "softmax_stride_while": (("j_step", "j_step_2", "j_step_3"), ("tl.max(", "tl.max(", "tl.sum(")),
-    # (the lanes' running pairs one tile fold; the butterfly merging the 32 lanes' pairs stays five steps of
-    # gathers in registers)
-    "online_softmax_warp_f16": (("k", "k_2"), ("tl.max(", "tl.sum(")),
+    # (the lanes' running pairs one tile fold; the butterfly merging the 32 lanes' pairs a maximum and a
+    # rescaled sum over the lanes, schedule/pairshuffles.py)
+    "online_softmax_warp_f16": (("k", "k_2", "q"), ("tl.max(", "tl.sum(")),
     # (each lane's Welford a sum then squared deviations, schedule/welford.py; thread 0's merge of the 64
-    # lanes' triples by Chan's formula stays a loop of 64 steps over registers, not memory)
-    "welford_block_merge": (("k",), ("tl.sum(",)),
-    # (the lanes' best pairs one tile fold; the butterfly of (value, index) pairs stays five steps)
-    "argmax_warp_pairs_f16": (("k",), ("tl.max(",)),
+    # lanes' triples by Chan's formula one reduction over the lanes, schedule/lanemerge.py)
+    "welford_block_merge": (("k", "u"), ("tl.sum(",)),
+    # (the lanes' best pairs one tile fold; the butterfly of (value, index) pairs the lanes' maximum and the
+    # least index holding it, schedule/pairshuffles.py)
+    "argmax_warp_pairs_f16": (("k", "q"), ("tl.max(", "tl.min(")),
     # (a scan, not a fold: the row one tile, its running sums tl.cumsum)
     "cumsum_rows": (("j",), ("tl.cumsum(",)),
     # (64 rows a thread folded in blocks, one atomic a column)
@@ -272,20 +273,14 @@ FOLDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # (each thread's rows from ty by 16 a foreach, lift/whileloops.py; the [16, 32] tree down the columns
     # the columns' reductions, schedule/treefold.py)
     "col_sums_tree_ty": (("i_step",), ("tl.sum(",)),
+    # (the warps' partials, stored by lane 0 of each warp and read back by the lanes t < 8 of warp 0: a
+    # tile of 8 in registers, no scratch memory, schedule/lanetile.py; both butterflies reductions)
+    "row_sums_two_level": (("k", "q"), ("tl.sum(",)),
 }
 # a kernel of two: kernel -> (its launches' counters along the long axis as written, the reductions of each)
 TWO: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # (the grid-stride loop over the flat elements folded, the block tree one reduction; then the partials')
     "mse_total_two_pass": (("k",), ("tl.sum(",)),
-}
-# kernels whose row loop folds under auto but whose code keeps a round trip through scratch memory:
-# kernel -> (counters, reductions)
-SCRATCH: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    # (NOT YET FOLDED: the warps' partials, stored by lane 0 of each warp and read back by the lanes t < 8
-    # of warp 0, stay a store, a barrier and a load of 8 elements a program in scratch memory:
-    # schedule/forward.py does not read an element stored by lane (w, 0) at lane (0, w), and the store is
-    # masked, so schedule/treefold.py does not start a tree there; right in both schedules)
-    "row_sums_two_level": (("k",), ("tl.sum(",)),
 }
 # loops that are not along a long axis: kept as written, each step a [8, 32] tile of the lanes
 KEPT: dict[str, str] = {"scale_bias_clamp_f16": "k"}
@@ -297,6 +292,13 @@ ELEMENTWISE = ("dequant_s8_rows",)
 def test_auto_folds_each_loop_along_the_row(kernel: str) -> None:
     """Under auto no loop walks the long axis one element a lane a step; a tile reduction does."""
     assert_folded(_code, kernel, *FOLDS[kernel])
+
+
+@pytest.mark.parametrize("kernel", ["online_softmax_warp_f16", "argmax_warp_pairs_f16"])
+def test_pair_butterflies_are_reductions(kernel: str) -> None:
+    """The lanes' pairs merged by an xor butterfly: reductions over the lanes, no gather left."""
+    assert "tl.gather(" in _code("source", f"{kernel}_k0")
+    assert "tl.gather(" not in _code("auto", f"{kernel}_k0")
 
 
 @pytest.mark.parametrize("kernel", sorted(TWO))
@@ -323,17 +325,6 @@ def test_shared_trees_of_several_rows_fold() -> None:
         assert "_scratch" in _code("source", f"{kernel}_k0")
 
 
-@pytest.mark.parametrize("kernel", sorted(SCRATCH))
-def test_folded_with_a_scratch_round_trip(kernel: str) -> None:
-    body = _code("auto", f"{kernel}_k0")
-    counters, reductions = SCRATCH[kernel]
-    assert not [c for c in counters if re.search(rf"\bfor {c} in\b", body)], body
-    assert all(r in body for r in reductions), body
-    assert re.search(r"\bfor k in\b", _code("source", f"{kernel}_k0"))
-    # (the honest expectation today: the partials' round trip stays; drop this where it folds)
-    assert "_scratch" in body, body
-
-
 @pytest.mark.parametrize("kernel", sorted(KEPT))
 def test_short_windows_stay_loops(kernel: str) -> None:
     body = _code("auto", f"{kernel}_k0")
@@ -350,7 +341,7 @@ def test_elementwise_is_one_store(kernel: str) -> None:
 def test_every_kernel_is_checked() -> None:
     functions = set(re.findall(r"__co__ void (\w+)\(", PROGRAM.read_text()))
     assert functions == set(CASES)
-    assert functions == set(FOLDS) | set(TWO) | set(SCRATCH) | set(KEPT) | set(ELEMENTWISE)
+    assert functions == set(FOLDS) | set(TWO) | set(KEPT) | set(ELEMENTWISE)
     assert DEVICE is not None
 
 

@@ -51,6 +51,8 @@ from ..schedule.forward import forward_scratch
 from ..schedule.gemm import NotTiled, tile_contraction
 from ..schedule.interior import interior_split
 from ..schedule.interleave import interleave
+from ..schedule.lanemerge import fold_lane_merges
+from ..schedule.lanetile import tiles_in_registers
 from ..schedule.lastcombine import NotCombined, combined_by_last
 from ..schedule.loadstages import has_read_loops, pipeline_loads
 from ..schedule.memacc import promote_accumulators
@@ -413,8 +415,13 @@ class KernelDispatch:
         # both schedules: measured faster (schedule/interior.py)
         if self.schedule == "auto":
             # atomics into one address: the lanes folded first; warp shuffles in halving steps: one
-            # reduction across lanes; lane partials read only as totals: totals, lanes first
-            variants = [(lanes_first(fold_butterflies(fold_atomics(k))), cond, note) for k, cond, note in variants]
+            # reduction across lanes; a lane merging the lanes' Welford states: one reduction; values
+            # lanes pass to other lanes through scratch: a tile in registers; lane partials read only as
+            # totals: totals, lanes first
+            variants = [
+                (lanes_first(tiles_in_registers(fold_lane_merges(fold_butterflies(fold_atomics(k))))), cond, note)
+                for k, cond, note in variants
+            ]
         split = self.split(written, schedule, top)
         rows = None
         # (a row fold split only below a wave of programs keeps it where it is not split)
@@ -783,7 +790,9 @@ class KernelDispatch:
             self.explain(written, top, e)
             return variants
         split = self.folded(dataclasses.replace(split, name=f"{written.name}_lines"), picked, top)
-        split = lanes_first(fold_butterflies(fold_atomics(split)))  # (as the other variants)
+        split = lanes_first(
+            tiles_in_registers(fold_lane_merges(fold_butterflies(fold_atomics(split))))
+        )  # (as the others)
         few = E.Bin("<", _product(tuple(written.grid)), E.Call("_rt.num_sms", (E.Var("_dev"),), "i32"))
         note = f"fewer programs than SMs: each block's lines split across programs ({policy.SPLIT_LINE_BYTES} bytes or more)"
         return [*variants[:-1], (split, few, note), variants[-1]]

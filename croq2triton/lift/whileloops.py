@@ -34,6 +34,11 @@ Then the loop's iterations are ``j = j0 + k * c`` for ``k = 0, 1, ..`` while ``j
 is read as ``(k * c)`` in the body (``foreach k in [cdiv(N, 4)] { foreach v in [4] { .. (k * 4) + v
 .. } }``: a nest over blocks of one range, schedule/flatnest.py).
 
+A body that steps the counter first (``mutable int j = -1; while (j < N - 1) { j += 1; .. }``: its other
+statements read ``j0 + c, j0 + 2c, ..``) is the loop stepped last from ``j0 + c`` while ``j < e + c``
+(``j0 - c`` while ``j > e - c`` walking down; ``-1 + 1`` folded to ``0``, ``N - 1 + 1`` to ``N``), under the
+same conditions on the other statements, the shifted start and ``j``'s final value.
+
 A loop walking down (``mutable int j = N - 1; while (j >= 0) { ..; j -= 1; }``) is the same with the
 order reversed: the condition ``j >= e`` or ``j > e`` (``e <= j``, ``e < j``), the last statement
 ``j -= c`` (``j = j - c``, ``c`` as above), ``j0`` an expression of constants and names nothing in the kernel assigns
@@ -113,16 +118,20 @@ def _counted(
         return None
     body = w.body.stmts
     found = [(j, op, end) for j, op, end in _conditions(w.cond) if _increment(body[-1], j) is not None]
+    first = False  # the counter stepped by the body's first statement (``j = -1; while (j < N - 1) { j += 1; .. }``)
+    if not found and len(body) > 1:
+        found = [(j, op, end) for j, op, end in _conditions(w.cond) if _increment(body[0], j) is not None]
+        first = True
     if len(found) != 1:
         return None
     j, op, end = found[0]
-    stepped = _increment(body[-1], j)
+    stepped = _increment(body[0] if first else body[-1], j)
     if stepped is None:
         return None
     up, step = stepped
     if not _positive(step, indices, extents) or up != (op in ("<", "<=")):
         return None  # (up while below, down while above, by a step positive wherever the loop runs)
-    rest = body[:-1]
+    rest = body[1:] if first else body[:-1]
     nodes = [n for s in rest for n in s.walk()]
     if any(isinstance(n, (A.Break, A.Continue, A.Yield, A.Sync, A.Wait, A.Trigger, A.Parallel)) for n in nodes):
         return None  # (a barrier or an event under the new condition: not as written)
@@ -142,6 +151,11 @@ def _counted(
     start = _start(before, j, j in ints)
     if start is None:
         return None
+    if first:
+        # the body reads j' = j + c (j - c walking down) in each step the condition admits j: the loop
+        # stepped last from j0 + c while j' < e + c (j' > e - c)
+        sign = "+" if up else "-"
+        start, end = _shifted(start, sign, step), _shifted(end, sign, step)
     if up and not _never_negative(start, indices):
         return None
     if not up and not _stable(start, mutated | assigned | {j}):
@@ -180,6 +194,37 @@ def _counted(
     for n in (loop, decl, guard, guard.then, loop.body, value, extent):
         n.span = span
     return loop
+
+
+def _const(e: A.Expr) -> int | None:
+    """The value of an integer expression of literals (``-1``, ``(4 - 1)``), or None."""
+    if isinstance(e, A.Paren):
+        return _const(e.expr)
+    if isinstance(e, A.IntLit):
+        return e.value
+    if isinstance(e, A.Unary) and e.op == "-":
+        v = _const(e.operand)
+        return None if v is None else -v
+    if isinstance(e, A.Binary) and e.op in ("+", "-", "*"):
+        a, b = _const(e.lhs), _const(e.rhs)
+        if a is None or b is None:
+            return None
+        return a + b if e.op == "+" else a - b if e.op == "-" else a * b
+    return None
+
+
+def _shifted(e: A.Expr, sign: str, c: A.Expr) -> A.Expr:
+    """``e + c`` (``e - c``) as an expression: folded where both are literals, ``x - c + c`` as ``x``."""
+    a, b = _const(e), _const(c)
+    if a is not None and b is not None:
+        v = a + b if sign == "+" else a - b
+        out: A.Expr = A.IntLit(v, str(v)) if v >= 0 else A.Unary("-", A.IntLit(-v, str(-v)))
+        return out
+    inner = e.expr if isinstance(e, A.Paren) else e
+    undo = "-" if sign == "+" else "+"
+    if isinstance(inner, A.Binary) and inner.op == undo and b is not None and _const(inner.rhs) == b:
+        return copy.deepcopy(inner.lhs)
+    return A.Binary(sign, A.Paren(copy.deepcopy(e)), copy.deepcopy(c))
 
 
 def _zero(e: A.Expr) -> bool:

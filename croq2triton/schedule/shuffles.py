@@ -41,6 +41,7 @@ from ..tir import expr as E
 from ..tir import nodes as N
 from ..tir.expr import names as _names
 from .foldloops import FOLDS, NotFolded, _identity
+from .pairshuffles import NotPair, prove_pair
 from .treefold import NotTree, evaluate
 
 MAX_STEPS = 64  # butterfly steps followed (a warp needs 5)
@@ -61,10 +62,16 @@ def fold_butterflies(kernel: N.Kernel) -> N.Kernel:
             continue
         try:
             acc, new, value = _prove(s, body[:i], body[i + 1 :])
+            lets = [(acc, N.Let(new, value, line=s.line))]
         except (NotButterfly, NotTree):
-            continue
-        rest = [N.map_exprs(x, lambda e, a=acc, v=new: E.substitute(e, {a.name: v})) for x in body[i + 1 :]]
-        body = [*body[:i], N.Let(new, value, line=s.line), *rest]
+            taken = {v.name for x in N.walk(body) for v in N.defines(x)} | {a.name for a in kernel.args}
+            try:  # (a pair of values merged by each step: schedule/pairshuffles.py)
+                lets = prove_pair(s, body[:i], body[i + 1 :], taken)
+            except NotPair:
+                continue
+        env: dict[str, E.Expr] = {a.name: let.var for a, let in lets}
+        rest = [N.map_exprs(x, lambda e, env=env: E.substitute(e, env)) for x in body[i + 1 :]]
+        body = [*body[:i], *(let for _, let in lets), *rest]
         done += 1
         break  # one a pass: the indices after it moved
     if not done:
