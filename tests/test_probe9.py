@@ -1,0 +1,437 @@
+"""Probe 9 of the language (issue 28): kernels in forms the earlier probes wrote least
+(tests/programs/probe9/*.co): gathers and scatters by index tensors, atomics into shared memory then
+global memory, a thread per row keeping its top two, CSR rows read by a warp, a bitonic sort in shared
+memory, compaction by a ballot and offsets of a first launch; fused-MoE routing (counts, offsets,
+slots claimed by atomics), a grouped GEMM of f8_e4m3 operands with scales, quantisation and
+dequantisation; host loops of launches and copies between them; pipelines of two producers, of
+rings in nested loops and of persistent tile loops; C's integer and float corners. Each runs in both
+schedules in the interpreter on ragged sizes with random inputs, outputs poisoned, compared with a
+float64 (or exact integer) reference written from the language's meaning."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from kernel_util import DEVICE
+from probe_util import SCHEDULES, Probe, cdiv, d, out, same
+
+PROBE = Probe(Path(__file__).parent / "programs" / "probe9", seed=9)
+case, rnd = PROBE.case, PROBE.rnd
+I32, U32, U8, I16, F16 = torch.int32, torch.uint32, torch.uint8, torch.int16, torch.float16
+F8 = torch.float8_e4m3fn
+RNG = np.random.default_rng(90)
+
+
+def dev(t: torch.Tensor) -> torch.Tensor:
+    return t.to(DEVICE)
+
+
+def u32(v: np.ndarray) -> torch.Tensor:
+    return torch.from_numpy(v.astype(np.int64)).to(U32).to(DEVICE)
+
+
+def as_u32(t: torch.Tensor) -> list:
+    return (t.cpu().to(torch.int64).numpy() & 0xFFFFFFFF).tolist()
+
+
+def ints(lo: int, hi: int, *shape: int, dtype: torch.dtype = I32) -> torch.Tensor:
+    return dev(torch.from_numpy(RNG.integers(lo, hi, shape)).to(dtype))
+
+
+def f8(*shape: int) -> torch.Tensor:
+    return (rnd(*shape) * 4).to(F8)
+
+
+G = "irregular.co"
+
+
+@case(G)
+def check_g_embed(f: Callable) -> None:
+    v, dim, t = 11, 45, 13
+    table, ids, y = rnd(v, dim), ints(0, v, t), out(t, dim)
+    f(ids, table, y)
+    same(y, d(table)[ids.cpu().long()])
+
+
+@case(G)
+def check_g_index_cols(f: Callable) -> None:
+    x, cols, y = rnd(9, 23), ints(0, 23, 35), out(9, 35)
+    f(x, cols, y, 1.5)
+    same(y, 1.5 * d(x)[:, cols.cpu().long()])
+
+
+@case(G)
+def check_g_scatter_add(f: Callable) -> None:
+    n, m, dim = 29, 6, 50
+    x, dst, y = rnd(n, dim), ints(0, m, n), rnd(m, dim)
+    want = d(y).index_add(0, dst.cpu().long(), d(x))
+    f(x, dst, y)
+    same(y, want, 1e-4)
+
+
+@case(G)
+def check_g_histogram(f: Callable) -> None:
+    n, b = 333, 37
+    x, h = ints(0, 1000, n), dev(torch.zeros(b, dtype=I32))
+    h[3] = 5  # the histogram adds to what it holds
+    want = torch.bincount(x.cpu().long() % b, minlength=b)
+    want[3] += 5
+    f(x, h)
+    same(h, want)
+
+
+@case(G)
+def check_g_top2(f: Callable) -> None:
+    x, v, ix = rnd(37, 19), out(37, 2), out(37, 2, dtype=I32)
+    f(x, v, ix)
+    top = d(x).topk(2, dim=1)
+    same(v, top.values)
+    same(ix, top.indices)
+
+
+@case(G)
+def check_g_masked_fill(f: Callable) -> None:
+    x, m, y = rnd(7, 45), ints(0, 2, 7, 45, dtype=U8), out(7, 45)
+    f(x, m, y, -3.25)
+    same(y, torch.where(m.cpu().bool(), torch.tensor(-3.25, dtype=torch.float64), d(x)))
+
+
+@case(G)
+def check_g_csr_spmv(f: Callable) -> None:
+    r, c = 13, 40
+    dense = torch.randn(r, c, generator=PROBE.gen, dtype=torch.float64)
+    dense[torch.rand(r, c, generator=PROBE.gen) < 0.6] = 0
+    dense[4] = 0  # an empty row
+    dense[7, :] = torch.randn(c, generator=PROBE.gen, dtype=torch.float64)  # a row longer than a warp
+    nz = dense.nonzero()
+    rowptr = torch.zeros(r + 1, dtype=torch.int64)
+    rowptr[1:] = torch.bincount(nz[:, 0], minlength=r).cumsum(0)
+    val = dense[nz[:, 0], nz[:, 1]].float()
+    x, y = rnd(c), out(r)
+    f(dev(rowptr.to(I32)), dev(nz[:, 1].to(I32)), dev(val), x, y)
+    same(y, dense @ d(x), 1e-4)
+
+
+@case(G)
+def check_g_bitonic(f: Callable) -> None:
+    x, y = rnd(5, 53), out(5, 53)
+    f(x, y)
+    same(y, d(x).sort(1).values)
+
+
+@case(G)
+def check_g_compact(f: Callable) -> None:
+    n = 150
+    nb = cdiv(n, 32)
+    x, cnt, y = rnd(n), out(nb, dtype=I32), out(n)
+    f(x, cnt, y)
+    xs = x.cpu()
+    pos = xs[xs > 0]
+    same(cnt, torch.nn.functional.pad(xs > 0, (0, nb * 32 - n)).reshape(nb, 32).sum(1))
+    same(y[: len(pos)], d(pos))
+    assert torch.isnan(y[len(pos) :].cpu()).all()
+
+
+M = "moe.co"
+
+
+def routed(eid: torch.Tensor, e: int) -> tuple[torch.Tensor, torch.Tensor]:
+    cnt = torch.bincount(eid.cpu().long(), minlength=e)
+    off = torch.zeros(e + 1, dtype=torch.int64)
+    off[1:] = cnt.cumsum(0)
+    return cnt, off
+
+
+@case(M)
+def check_m_route(f: Callable) -> None:
+    t, e = 141, 7
+    eid = ints(0, e, t)
+    eid[eid == 5] = 2  # an expert with no tokens
+    cnt, fill, order = dev(torch.zeros(e, dtype=I32)), out(e, dtype=I32), out(t, dtype=I32)
+    off = out(e + 1, dtype=I32)
+    f(eid, cnt, off, fill, order)
+    want_cnt, want_off = routed(eid, e)
+    same(cnt, want_cnt)
+    same(off, want_off)
+    same(fill, want_cnt)
+    o, ids = order.cpu().long(), eid.cpu().long()
+    for x in range(e):
+        got = sorted(o[want_off[x] : want_off[x + 1]].tolist())
+        assert got == (ids == x).nonzero().flatten().tolist(), (x, got)
+
+
+@case(M)
+def check_m_grouped_fp8(f: Callable) -> None:
+    t, k, n, e = 21, 19, 35, 4
+    eid = ints(0, e, t)
+    cnt, off = routed(eid, e)
+    order = torch.argsort(eid.cpu().long(), stable=True)
+    a, w = f8(t, k), f8(e, n, k)
+    sa, sw = rnd(t).abs() + 0.1, rnd(e).abs() + 0.1
+    y = out(t, n)
+    f(a, sa, w, sw, dev(order.to(I32)), dev(off.to(I32)), y)
+    ex = eid.cpu().long()[order]
+    want = torch.stack([d(a)[order[j]] @ d(w)[ex[j]].T * d(sa)[order[j]] * d(sw)[ex[j]] for j in range(t)])
+    same(y, want, 1e-4)
+
+
+@case(M)
+def check_m_quant_rows(f: Callable) -> None:
+    x = rnd(6, 77)
+    x[2] = 0  # an all-zero row keeps scale 1
+    q, s = dev(torch.full((6, 77), float("nan")).to(F8)), out(6)
+    f(x, q, s)
+    amax = d(x).abs().amax(1)
+    want_s = torch.where(amax > 0, amax.float() / 448.0, torch.ones(6)).double()
+    same(s, want_s)
+    want_q = (x.cpu() / s.cpu()[:, None]).to(F8)
+    same(q.float(), want_q.double())
+
+
+@case(M)
+def check_m_dequant_blocks(f: Callable) -> None:
+    r, c = 5, 37
+    cb = cdiv(c, 16)
+    q, s, y = f8(r, c), rnd(r, cb), out(r, c, dtype=F16)
+    f(q, s, y)
+    want = (d(q) * d(s).repeat_interleave(16, 1)[:, :c]).float().half()
+    same(y, want.double(), 1e-3)
+
+
+@case(M)
+def check_m_combine(f: Callable) -> None:
+    t, dim, s = 17, 41, 40
+    eo, slot, gate, y = rnd(s, dim), ints(0, s, t, 2), rnd(t, 2), out(t, dim)
+    f(eo, slot, gate, y)
+    sl = slot.cpu().long()
+    same(y, d(gate)[:, :1] * d(eo)[sl[:, 0]] + d(gate)[:, 1:] * d(eo)[sl[:, 1]], 1e-5)
+
+
+@case(M)
+def check_m_silu_mul_fp8(f: Callable) -> None:
+    r, dim = 5, 70
+    x, s, y = f8(r, 2 * dim), rnd(r).abs() * 0.3, out(r, dim, dtype=F16)
+    f(x, s, y)
+    v = d(x) * d(s)[:, None]
+    g, u = v[:, :dim], v[:, dim:]
+    same(y, g * torch.sigmoid(g) * u, 2e-3)
+
+
+H = "host.co"
+
+
+@case(H)
+def check_h_smooth_steps(f: Callable) -> None:
+    n, k = 37, 4
+    x, y = rnd(n), out(n)
+    f(x, y, k)
+    a = d(x)
+    for _ in range(k):
+        left = torch.cat([a[:1], a[:-1]])
+        right = torch.cat([a[1:], a[-1:]])
+        a = 0.25 * left + 0.5 * a + 0.25 * right
+    same(y, a, 1e-5)
+
+
+@case(H)
+def check_h_row_blocks(f: Callable) -> None:
+    x, y = rnd(14, 37), out(14, 37)
+    f(x, y, 0.5)
+    scale = (torch.arange(14) // 4).double() + 0.5
+    same(y, d(x) * scale[:, None])
+
+
+@case(H)
+def check_h_column_out(f: Callable) -> None:
+    x, y = rnd(9, 40), out(9, 40)
+    f(x, y, 7)
+    same(y, d(x) - d(x)[:, 7:8])
+
+
+@case(H)
+def check_h_scan_steps(f: Callable) -> None:
+    n = 300
+    x, y = ints(-50, 50, n), out(n, dtype=I32)
+    f(x, y)
+    same(y, x.cpu().long().cumsum(0))
+
+
+@case(H)
+def check_h_tile_roundtrip(f: Callable) -> None:
+    x, y = rnd(11, 19), out(11, 19)
+    f(x, y)
+    want = d(x).clone()
+    want[0:4, 0:8] = -d(x)[4:8, 8:16]
+    same(y, want)
+
+
+@case(H)
+def check_h_scalars(f: Callable) -> None:
+    n, k = 47, 5
+    x, y = rnd(n), out(n)
+    f(x, y, 2.5, k)
+    m = n // k
+    want = torch.where(torch.arange(n) < m, 2.5 * d(x), d(x))
+    want[::k] += m
+    same(y, want, 1e-5)
+
+
+Q = "pipes.co"
+
+
+@case(Q)
+def check_q_two_producers(f: Callable) -> None:
+    x, w, y = rnd(19, 53), rnd(19, 53), out(19)
+    f(x, w, y)
+    same(y, (d(x) * d(w)).sum(1), 1e-4)
+
+
+@case(Q)
+def check_q_nested_ring(f: Callable) -> None:
+    for ob in (1, 3):
+        x, y = rnd(27, 21), out(27)
+        f(x, y, ob)
+        same(y, d(x).sum(1), 1e-4)
+
+
+@case(Q)
+def check_q_persistent_rowmax(f: Callable) -> None:
+    x, y = rnd(75, 37), out(75)
+    f(x, y)
+    same(y, d(x).amax(1))
+
+
+@case(Q)
+def check_q_persistent_reverse(f: Callable) -> None:
+    x, y = rnd(333), out(333)
+    f(x, y)
+    same(y, d(x).flip(0))
+
+
+CI = "cints.co"
+MASK = 0xFFFFFFFF
+
+
+@case(CI)
+def check_i_u32_wrap(f: Callable) -> None:
+    n = 45
+    a, b = RNG.integers(0, 2**32, n, dtype=np.uint64), RNG.integers(0, 2**32, n, dtype=np.uint64)
+    a[:3], b[:3] = [0, 1, MASK], [1, MASK, MASK]
+    y = out(n, 4, dtype=U32)
+    f(u32(a), u32(b), y)
+    aa, bb = [int(v) for v in a], [int(v) for v in b]
+    want = [[(p - q) & MASK, (p * q) & MASK, (p + q) & MASK, (-p) & MASK] for p, q in zip(aa, bb, strict=True)]
+    assert as_u32(y) == want
+
+
+@case(CI)
+def check_i_runtime_shifts(f: Callable) -> None:
+    n = 45
+    u = RNG.integers(0, 2**32, n, dtype=np.uint64)
+    s, k = ints(-(2**31), 2**31 - 1, n), ints(0, 32, n)
+    yu, ys = out(n, 2, dtype=U32), out(n, 2, dtype=I32)
+    f(u32(u), s, k, yu, ys)
+    ks, ss = k.cpu().tolist(), s.cpu().tolist()
+    assert as_u32(yu) == [[int(a) >> sh, (int(a) << sh) & MASK] for a, sh in zip(u, ks, strict=True)]
+    assert ys.cpu().tolist() == [[a >> sh, (a & 255) << (sh % 16)] for a, sh in zip(ss, ks, strict=True)]
+
+
+@case(CI)
+def check_i_mixed_compare(f: Callable) -> None:
+    n = 40
+    s = ints(-(2**31), 2**31 - 1, n)
+    u = RNG.integers(0, 2**32, n, dtype=np.uint64)
+    s[:4] = torch.tensor([-1, 5, -7, 0])
+    u[:4] = [1, 3, 0xFFFFFFF0, 0]
+    y = out(n, 2, dtype=I32)
+    f(s, u32(u), y)
+    want = [[int((a & MASK) < int(b)), int(a < int(b))] for a, b in zip(s.cpu().tolist(), u, strict=True)]
+    assert y.cpu().tolist() == want
+
+
+@case(CI)
+def check_i_div_mod(f: Callable) -> None:
+    n = 50
+    a, b = ints(-1000, 1000, n), ints(-9, 10, n)
+    b[b == 0] = 3
+    y = out(n, 4, dtype=I32)
+    f(a, b, y)
+
+    def cdv(p: int, q: int) -> int:
+        r = abs(p) // abs(q)
+        return r if (p >= 0) == (q > 0) else -r
+
+    want = [
+        [cdv(p, q), p - cdv(p, q) * q, cdv(p, 7), p - cdv(p, -7) * -7]
+        for p, q in zip(a.cpu().tolist(), b.cpu().tolist(), strict=True)
+    ]
+    assert y.cpu().tolist() == want
+
+
+@case(CI)
+def check_i_float_to_int(f: Callable) -> None:
+    n = 45
+    x = rnd(n) * 40
+    x[:6] = torch.tensor([-2.5, 2.5, -0.5, 0.5, -3.7, 3.7])
+    y, b = out(n, 3, dtype=I32), out(n, dtype=U8)
+    f(x, y, b)
+    xs = x.cpu().double()
+    # __round is C's roundf: halves away from zero
+    rounded = torch.sign(xs) * torch.floor(xs.abs() + 0.5)
+    want = torch.stack([torch.trunc(xs), torch.floor(xs), rounded], 1).long()
+    same(y, want)
+    same(b, torch.trunc(xs.abs()).long())
+
+
+@case(CI)
+def check_i_nan_compare(f: Callable) -> None:
+    n, r = 40, 5
+    x = rnd(n)
+    x[[1, 8, 9, 30]] = float("nan")
+    x[16:24] = float("nan")  # a whole group of NaN: its max stays -inf
+    y, m = out(n, 3, dtype=I32), out(r)
+    f(x, y, m)
+    xs = x.cpu()
+    nan = torch.isnan(xs)
+    same(y, torch.stack([(xs < 0).long(), nan.long(), (xs >= 0).long()], 1))
+    g = xs.reshape(r, 8)
+    want = torch.where(torch.isnan(g), torch.tensor(float("-inf")), g).amax(1)
+    same(m, want.double())
+
+
+@case(CI)
+def check_i_hash_bucket(f: Callable) -> None:
+    r, c, b = 37, 11, 13
+    x = ints(0, 256, r, c, dtype=U8)
+    h, bucket = out(r, dtype=U32), out(r, dtype=I32)
+    f(x, h, bucket, b)
+    want = []
+    for row in x.cpu().tolist():
+        a = 2166136261
+        for v in row:
+            a = ((a ^ v) * 16777619) & MASK
+        want.append(a)
+    assert as_u32(h) == want
+    assert bucket.cpu().tolist() == [a % b for a in want]
+
+
+@case(CI)
+def check_i_short_promote(f: Callable) -> None:
+    n = 45
+    a, b = ints(-(2**15), 2**15, n, dtype=I16), ints(-(2**15), 2**15, n, dtype=I16)
+    a[0], b[0] = 32767, 32767
+    w, nn = out(n, dtype=I32), out(n, dtype=I16)
+    f(a, b, w, nn)
+    s = a.cpu().long() + b.cpu().long()
+    same(w, s)
+    same(nn, ((s + 2**15) % 2**16) - 2**15)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("cid", PROBE.params())
+def test_probe9(cid: str, schedule: str) -> None:
+    PROBE.run(cid, schedule)
