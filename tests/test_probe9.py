@@ -431,6 +431,80 @@ def check_i_short_promote(f: Callable) -> None:
     same(nn, ((s + 2**15) % 2**16) - 2**15)
 
 
+D = "cuda.co"
+
+
+def brev32(a: int) -> int:
+    return int(f"{a:032b}"[::-1], 2)
+
+
+@case(D)
+def check_d_bits_direct(f: Callable) -> None:
+    n = 45
+    v = RNG.integers(0, 2**32, n, dtype=np.uint64)
+    v[:4] = [0, 1, MASK, 0x80000000]
+    y, r = out(n, 3, dtype=I32), out(n, dtype=U32)
+    f(u32(v), y, r)
+    w = [int(a) for a in v]
+    assert y.cpu().tolist() == [[bin(a).count("1"), 32 - a.bit_length(), (a & -a).bit_length()] for a in w]
+    assert as_u32(r) == [brev32(a) for a in w]
+
+
+@case(D)
+def check_d_shfl_down_direct(f: Callable) -> None:
+    x, y = rnd(6, 77), out(6)
+    f(x, y)
+    same(y, d(x).sum(1), 1e-4)
+
+
+@case(D)
+def check_d_convert_direct(f: Callable) -> None:
+    n = 40
+    x = rnd(n) * 10
+    x[:4] = torch.tensor([2.5, 3.5, -2.5, -0.5])
+    rn, bits, q = out(n, dtype=I32), out(n, dtype=U32), out(n)
+    f(x, rn, bits, q)
+    xs = x.cpu()
+    same(rn, torch.round(xs.double()).long())  # (torch rounds half to even, as __float2int_rn)
+    assert as_u32(bits) == (xs.view(torch.int32).long() & MASK).tolist()
+    same(q, d(x).clamp(min=0))
+
+
+@case(D)
+def check_d_auto_helpers(f: Callable) -> None:
+    n = 37
+    a, b = ints(-1000, 1000, n), rnd(n)
+    sa, m = out(n, dtype=I32), out(n)
+    f(a, b, sa, m)
+    same(sa, a.cpu().long() ** 2)
+    same(m, 0.5 * (d(b) ** 2 + d(b)), 1e-5)
+
+
+@case(D)
+def check_d_cas_multiply(f: Callable) -> None:
+    n, b = 150, 7
+    x = RNG.integers(0, 2**32, n, dtype=np.uint64) | 1
+    bkt = ints(0, b, n)
+    prod = u32(RNG.integers(1, 2**32, b, dtype=np.uint64))
+    want = [int(v) for v in prod.cpu().to(torch.int64)]
+    for v, k in zip(x, bkt.cpu().tolist(), strict=True):
+        want[k] = (want[k] * int(v)) & MASK
+    f(u32(x), bkt, prod)
+    assert as_u32(prod) == want
+
+
+@case(D)
+def check_d_vote_direct(f: Callable) -> None:
+    x = rnd(5, 32)
+    x[3] = -x[3].abs()  # a row with no positive value
+    rank, cnt = out(5, 32, dtype=I32), out(5, dtype=I32)
+    f(x, rank, cnt)
+    pos = x.cpu() > 0
+    want = torch.where(pos, pos.long().cumsum(1) - 1, torch.full((5, 32), -1))
+    same(rank, want)
+    same(cnt, pos.sum(1))
+
+
 @pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("cid", PROBE.params())
 def test_probe9(cid: str, schedule: str) -> None:

@@ -137,6 +137,7 @@ class DeviceFunction:
         default=None, compare=False, repr=False
     )
     instance: str = ""  # the template values it was read with (``3`` of ``POW<3>``): its helper's name has them
+    signature_read: bool = True  # False where its return type or parameters were not read (params unknown)
 
     def nodes(self) -> list[A.Node]:
         """Every node of the body and of its named values."""
@@ -346,21 +347,22 @@ class _Reader(StatementReader):
         name = head[-1].text
         span = self.sp(head[-1].start, head[-1].end)
         words = [t.text for t in head[:-1] if t.text not in QUALIFIERS and not t.text.startswith("__launch_bounds__")]
+        auto = words == ["auto"]  # (its value's type: each return's value kept as it is)
         try:
-            returns = self.type_of(words, allow_void=True)
+            returns = None if auto else self.type_of(words, allow_void=True)
         except _Refused as e:
-            return DeviceFunction(name, [], None, None, f"it returns {e.message}", span)
+            return DeviceFunction(name, [], None, None, f"it returns {e.message}", span, signature_read=False)
         try:
             params = self.signature()
         except _Refused as e:
-            return DeviceFunction(name, [], returns, None, e.message, span)
+            return DeviceFunction(name, [], returns, None, e.message, span, signature_read=False)
         self.params = {p.name: p for p in params}
         if self.peek().text in ("const", "noexcept"):
             self.take()
         if self.peek().text != "{":
             return DeviceFunction(name, params, returns, None, "it is declared here without a body", span)
         try:
-            self.returns_like = self.like_of(words, head[-1]) if returns is None else None
+            self.returns_like = self.like_of(words, head[-1]) if returns is None and not auto else None
             body = self.body(returns)
         except _Refused as e:
             return DeviceFunction(name, params, returns, None, e.message, span)
