@@ -505,6 +505,74 @@ def check_d_vote_direct(f: Callable) -> None:
     same(cnt, pos.sum(1))
 
 
+F = "cmath.co"
+
+
+def rint(v: torch.Tensor) -> torch.Tensor:
+    return torch.round(v)  # (half to even, as C's rintf)
+
+
+@case(F)
+def check_f_roundings(f: Callable) -> None:
+    n = 45
+    x = rnd(n) * 8
+    x[:8] = torch.tensor([0.5, 1.5, 2.5, -0.5, -1.5, -2.7, 3.2, -0.4])
+    y = out(n, 3)
+    f(x, y)
+    xs = x.cpu().double()
+    same(y, torch.stack([torch.trunc(xs), rint(xs), rint(xs) - torch.trunc(xs)], 1))
+    assert torch.signbit(y[7, 0].cpu()) and torch.signbit(y[7, 1].cpu())  # -0.4: -0.0 both ways
+
+
+@case(F)
+def check_f_transcendentals(f: Callable) -> None:
+    n = 70
+    x, z = rnd(n) * 2, rnd(n) * 3
+    z[z.abs() < 0.05] = 0.5
+    y = out(n, 7)
+    f(x, z, y)
+    v, w = d(x), d(z)
+    a = v.abs() + torch.tensor(0.01, dtype=torch.float32).double()
+    want = torch.stack(
+        [
+            torch.log2(a) + 10 * torch.log10(a),
+            10**v,
+            0.5 * v * (1 + torch.erf(v * 0.70710678)),
+            torch.hypot(v, w),
+            torch.fmod(d(7 * x), w),
+            torch.copysign(torch.sign(v) * v.abs() ** (1 / 3), w),
+            (v - w).clamp(min=0),
+        ],
+        1,
+    )
+    same(y, want, 2e-5)
+
+
+@case(F)
+def check_f_classify(f: Callable) -> None:
+    n = 40
+    x = rnd(n)
+    x[:5] = torch.tensor([float("nan"), float("-inf"), float("inf"), -0.0, -1e30])
+    c = out(n, dtype=I32)
+    f(x, c)
+    xs = x.cpu()
+    want = torch.full((n,), 3)
+    want[torch.isnan(xs)] = 0
+    want[xs == float("-inf")] = 1
+    want[xs == float("inf")] = 2
+    same(c, want)
+
+
+@case(F)
+def check_f_haxpy(f: Callable) -> None:
+    n = 45
+    x, y, z = rnd(n).half(), rnd(n).half(), out(n, dtype=F16)
+    f(x, y, z, 1.7)
+    a = torch.tensor(1.7).half()
+    want = ((a.float() * x.cpu().float()).half().float() + y.cpu().float()).half()
+    same(z, want.double())
+
+
 @pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("cid", PROBE.params())
 def test_probe9(cid: str, schedule: str) -> None:

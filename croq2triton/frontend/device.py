@@ -62,6 +62,18 @@ MATH = {
     "fmax": "__max", "fmin": "__min", "::max": "__max", "::min": "__min",
 }  # fmt: skip
 ARITY = {"__fmaf": 3, "__max": 2, "__min": 2, "__pow": 2, "__atan2": 2}
+# CUDA's float math functions that no Croqtile builtin spells: a builtin of the lifting (lift/arith.py
+# MATH_F32), each computed in f32 with C's values (runtime/libmath.py); name -> (builtin, arity)
+LIBM = {
+    "truncf": ("__c_trunc", 1), "rintf": ("__c_rint", 1), "nearbyintf": ("__c_rint", 1),
+    "log2f": ("__c_log2", 1), "__log2f": ("__c_log2", 1), "log10f": ("__c_log10", 1), "__log10f": ("__c_log10", 1),
+    "exp10f": ("__c_exp10", 1), "__exp10f": ("__c_exp10", 1), "cbrtf": ("__c_cbrt", 1), "erff": ("__c_erf", 1),
+    "hypotf": ("__c_hypot", 2), "copysignf": ("__c_copysign", 2),
+}  # fmt: skip
+# float tests (C's macros, CUDA's functions): their result an int
+FLOAT_TESTS = frozenset({"isnan", "isinf", "isfinite", "signbit", "__isnanf", "__isinff", "__finitef"})
+# half-precision arithmetic (cuda_fp16.h): the operator on the operands as halves, the result a half
+HALF_OPS = {"__hadd": "+", "__hsub": "-", "__hmul": "*", "__hdiv": "/"}
 # rounding-mode arithmetic: the operator itself (Triton rounds to nearest)
 # CUDA's loads through a pointer with a cache hint (read-only path, cache global / all / streaming /
 # last use / volatile): each returns the value the pointer addresses, ``*p``
@@ -649,6 +661,27 @@ class _Reader(StatementReader):
             if len(args) != ARITY.get(builtin, 1):
                 raise _Refused(f"'{name}' with {len(args)} arguments{self.line_of(fn)}")
             return A.Builtin(builtin, args, span=sp)
+        if name in LIBM:
+            builtin, arity = LIBM[name]
+            if len(args) != arity:
+                raise _Refused(f"'{name}' with {len(args)} arguments{self.line_of(fn)}")
+            return A.Builtin(builtin, args, span=sp)
+        if name == "fmodf" and len(args) == 2:  # C's fmod: a Croqtile '%' of floats (exact, the dividend's sign)
+            a, b = (A.Cast("f32", False, x, span=sp) for x in args)
+            return A.Paren(A.Binary("%", a, b, span=sp), span=sp)
+        if name == "fdimf" and len(args) == 2:  # a - b where a > b, else +0 (NaN where either is)
+            a, b = (self.named(A.Cast("f32", False, x, span=sp), "dim") for x in args)
+            zero = A.FloatLit(0.0, "0.0f", span=sp)
+            return A.Ternary(A.Binary("<=", a, b, span=sp), zero, A.Binary("-", a, b, span=sp), span=sp)
+        if name in FLOAT_TESTS and len(args) == 1:
+            return self.float_test(name, args[0], sp)
+        if name in HALF_OPS and len(args) == 2:
+            a, b = (A.Cast("f16", False, x, span=sp) for x in args)
+            return A.Cast("f16", False, A.Paren(A.Binary(HALF_OPS[name], a, b, span=sp), span=sp), span=sp)
+        if name in ("__hneg", "__habs") and len(args) == 1:
+            h = A.Cast("f16", False, args[0], span=sp)
+            inner = A.Unary("-", h, span=sp) if name == "__hneg" else A.Builtin("__fabs", [h], span=sp)
+            return A.Cast("f16", False, inner, span=sp)
         if name in OPERATORS and len(args) == 2:
             return A.Paren(A.Binary(OPERATORS[name], args[0], args[1], span=sp), span=sp)
         if name in ("__frcp_rn", "__fdividef") and len(args) == 1:
@@ -688,6 +721,22 @@ class _Reader(StatementReader):
             return A.Builtin(builtin, [rest[0], rest[1], width], span=sp)
         # another function: a helper of the file, resolved where a call uses this one
         return A.Call("call", name, args, span=sp)
+
+    def float_test(self, name: str, arg: A.Expr, sp: Span | None) -> A.Expr:
+        """``isnan`` / ``isinf`` / ``isfinite`` / ``signbit`` of ``arg`` as an int (1 or 0)."""
+        x = self.named(A.Cast("f32", False, arg, span=sp), "fv")
+        if name in ("isnan", "__isnanf"):
+            test: A.Expr = A.Binary("!=", x, x, span=sp)
+        elif name in ("isinf", "__isinff"):
+            inf = A.FloatLit(float("inf"), "inf", span=sp)
+            test = A.Binary("==", A.Builtin("__fabs", [x], span=sp), inf, span=sp)
+        elif name in ("isfinite", "__finitef"):
+            test = A.Builtin("__isfinite", [x], span=sp)
+        else:  # signbit: set for -0.0 and negative NaNs too
+            bits = A.Builtin("__bits_f32_as_s32", [x], span=sp)
+            test = A.Binary("<", bits, A.IntLit(0, "0", "s32", span=sp), span=sp)
+        one, zero = A.IntLit(1, "1", "s32", span=sp), A.IntLit(0, "0", "s32", span=sp)
+        return A.Ternary(test, one, zero, span=sp)
 
 
 def _number(text: str, span: Span | None) -> A.Expr:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from . import ast as A
 from .bitintrinsics import BITS, VOTES
 from .cudaconversions import BITCASTS, CONVERSIONS
-from .device import ARITY, MATH, OPERATORS, SHUFFLES, DeviceFunction, read_device
+from .device import ARITY, FLOAT_TESTS, HALF_OPS, LIBM, MATH, OPERATORS, SHUFFLES, DeviceFunction, read_device
 
 
 def _returns(name: str, nargs: int) -> str | None:
@@ -34,6 +34,14 @@ def _returns(name: str, nargs: int) -> str | None:
         return CONVERSIONS[name][0]
     if name in BITCASTS and nargs == 1:
         return BITCASTS[name].rsplit("_", 1)[1]
+    if name in LIBM and nargs == LIBM[name][1]:
+        return "f32"
+    if name in ("fmodf", "fdimf") and nargs == 2:
+        return "f32"
+    if name in FLOAT_TESTS and nargs == 1:
+        return "s32"
+    if (name in HALF_OPS and nargs == 2) or (name in ("__hneg", "__habs") and nargs == 1):
+        return "f16"
     if name in OPERATORS and nargs == 2:
         return "f32"
     if name in ("__frcp_rn", "__saturatef") and nargs == 1:

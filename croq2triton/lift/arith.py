@@ -34,6 +34,10 @@ MATH_F32 = {
     "__tan": "_libm.tan", "__asin": "_libm.asin",
     "__acos": "_libm.acos", "__atan": "_libm.atan",
     "__sinh": "_libm.sinh", "__cosh": "_libm.cosh",
+    # a helper's CUDA math functions that no builtin spells (frontend/device.py LIBM): names no program can write
+    "__c_log2": "log2", "__c_erf": "erf", "__c_trunc": "_libm.trunc", "__c_rint": "_libm.rint",
+    "__c_log10": "_libm.log10", "__c_exp10": "_libm.exp10", "__c_cbrt": "_libm.cbrt",
+    "__c_hypot": "_libm.hypot", "__c_copysign": "_libm.copysign",
 }  # fmt: skip
 # the bits of a value as another type of its width: (the source type, the result type, the function)
 BITCASTS = {
