@@ -573,6 +573,129 @@ def check_f_haxpy(f: Callable) -> None:
     same(z, want.double())
 
 
+R2 = "irregular2.co"
+
+
+@case(R2)
+def check_r_argmax_warp(f: Callable) -> None:
+    x = rnd(9, 77)
+    x[3, 40] = x[3, 10] = x[3].max() + 1  # a tie: the smaller index
+    am, mx = out(9, dtype=I32), out(9)
+    f(x, am, mx)
+    same(mx, d(x).amax(1))
+    want = [int((row == row.max()).nonzero()[0]) for row in x.cpu()]
+    assert am.cpu().tolist() == want
+
+
+@case(R2)
+def check_r_embedding_bag(f: Callable) -> None:
+    v, dim, bags = 13, 45, 6
+    lens = [3, 0, 5, 1, 7, 2]
+    off = torch.tensor([0, *np.cumsum(lens)], dtype=torch.int64)
+    n = int(off[-1])
+    table, ids, w, y = rnd(v, dim), ints(0, v, n), rnd(n), out(bags, dim)
+    f(table, ids, w, dev(off.to(I32)), y)
+    want = torch.zeros(bags, dim, dtype=torch.float64)
+    for b in range(bags):
+        for k in range(int(off[b]), int(off[b + 1])):
+            want[b] += d(w)[k] * d(table)[int(ids[k])]
+    same(y, want, 1e-5)
+
+
+@case(R2)
+def check_r_gather3(f: Callable) -> None:
+    x, idx, y = rnd(3, 4, 11), ints(0, 11, 3, 4, 21, dtype=torch.int64), out(3, 4, 21)
+    f(x, idx, y)
+    same(y, torch.gather(d(x), 2, idx.cpu()))
+
+
+@case(R2)
+def check_r_moe_align(f: Callable) -> None:
+    t, e, bs = 77, 5, 8
+    eid = ints(0, e, t)
+    eid[eid == 3] = 1  # an expert with no tokens
+    counts = torch.bincount(eid.cpu().long(), minlength=e)
+    padded = (counts + bs - 1) // bs * bs
+    p_max = t + e * (bs - 1)
+    pb = cdiv(p_max, bs)
+    cnt, poff, total = dev(torch.zeros(e, dtype=I32)), out(e + 1, dtype=I32), out(1, dtype=I32)
+    sorted_ids, bexp = out(p_max, dtype=I32), out(pb, dtype=I32)
+    f(eid, cnt, poff, sorted_ids, bexp, total, bs)
+    want_off = torch.zeros(e + 1, dtype=torch.int64)
+    want_off[1:] = padded.cumsum(0)
+    same(poff, want_off)
+    same(total, want_off[-1:])
+    same(cnt, counts)
+    srt = sorted_ids.cpu().long()
+    for x in range(e):
+        lo, hi = int(want_off[x]), int(want_off[x + 1])
+        got = srt[lo:hi]
+        real = sorted(got[got < t].tolist())
+        assert real == (eid.cpu() == x).nonzero().flatten().tolist(), x
+        assert (got[int(counts[x]) :] == t).all()  # the padding holds the sentinel
+    assert (srt[int(want_off[-1]) :] == t).all()
+    blocks = torch.arange(pb) * bs
+    want_b = [int((want_off[1:] <= b).sum()) if b < int(want_off[-1]) else -1 for b in blocks.tolist()]
+    assert bexp.cpu().tolist() == want_b
+
+
+@case(R2)
+def check_r_group_quant(f: Callable) -> None:
+    r, c = 5, 45
+    g = cdiv(c, 16)
+    x = rnd(r, c) * 3
+    x[1, 16:32] = 0  # a zero group: the floor of the scale
+    q, s = dev(torch.full((r, c), float("nan")).to(F8)), out(r, g)
+    f(x, q, s)
+    xs = x.cpu()
+    pad = torch.nn.functional.pad(xs.abs(), (0, g * 16 - c)).reshape(r, g, 16).amax(2)
+    want_s = torch.clamp(pad, min=torch.tensor(0.0001, dtype=torch.float32)) / 448.0
+    same(s, want_s.double())
+    sc = s.cpu().repeat_interleave(16, 1)[:, :c]
+    want_q = torch.clamp(xs / sc, -448.0, 448.0).to(F8)
+    same(q.float(), want_q.double())
+
+
+@case(R2)
+def check_r_digit_scan(f: Callable) -> None:
+    n, shift = 300, 8
+    nb = cdiv(n, 128)
+    keys = RNG.integers(0, 2**32, n, dtype=np.uint64)
+    counts, starts = out(nb, 16, dtype=I32), out(nb, 16, dtype=I32)
+    f(u32(keys), counts, starts, shift)
+    dig = torch.from_numpy(((keys >> shift) & 15).astype(np.int64))
+    dig = torch.nn.functional.pad(dig, (0, nb * 128 - n), value=-1).reshape(nb, 128)
+    want = torch.stack([torch.bincount(row[row >= 0], minlength=16) for row in dig])
+    same(counts, want)
+    same(starts, want.cumsum(1) - want)
+
+
+@case(R2)
+def check_r_wide_narrow(f: Callable) -> None:
+    n = 45
+    a, b = ints(-(2**31), 2**31 - 1, n), ints(-(2**31), 2**31 - 1, n)
+    p, q = ints(0, 256, n, dtype=U8), ints(0, 256, n, dtype=U8)
+    c = ints(-128, 128, n, dtype=torch.int8)
+    w, u, nn = out(n, 3, dtype=torch.int64), out(n, dtype=torch.uint64), out(n, 3, dtype=I32)
+    f(a, b, w, u, p, q, c, nn)
+    al, bl = a.cpu().tolist(), b.cpu().tolist()
+
+    def tdiv(x: int, y: int) -> int:
+        r = abs(x) // abs(y)
+        return r if (x >= 0) == (y > 0) else -r
+
+    def s64(v: int) -> int:
+        v &= 2**64 - 1
+        return v - 2**64 if v >= 2**63 else v
+
+    assert w.cpu().tolist() == [[x * y, x << 20, tdiv(s64(x * 3000000000), 7)] for x, y in zip(al, bl, strict=True)]
+    m64 = 2**64 - 1
+    want_u = [((x & m64) * 6364136223846793005 + 1442695040888963407) & m64 for x in al]
+    assert [v & m64 for v in u.cpu().view(torch.int64).tolist()] == want_u
+    pl, ql, cl = p.cpu().tolist(), q.cpu().tolist(), c.cpu().tolist()
+    assert nn.cpu().tolist() == [[x - y, z * z, ~x] for x, y, z in zip(pl, ql, cl, strict=True)]
+
+
 @pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("cid", PROBE.params())
 def test_probe9(cid: str, schedule: str) -> None:
