@@ -696,6 +696,26 @@ def check_r_wide_narrow(f: Callable) -> None:
     assert nn.cpu().tolist() == [[x - y, z * z, ~x] for x, y, z in zip(pl, ql, cl, strict=True)]
 
 
+S2 = "pipes2.co"
+
+
+@case(S2)
+def check_s_alternate_consumers(f: Callable) -> None:
+    m = 37
+    x, y = rnd(m, 16), out(2, 16)
+    f(x, y)
+    tiles = torch.nn.functional.pad(d(x), (0, 0, 0, cdiv(m, 4) * 4 - m)).reshape(-1, 4, 16).sum(1)
+    same(y, torch.stack([tiles[0::2].sum(0), tiles[1::2].sum(0)]), 1e-5)
+
+
+@case(S2)
+def check_s_element_producer(f: Callable) -> None:
+    m = 75
+    x, y = rnd(m, 8), out(m)
+    f(x, y)
+    same(y, torch.logsumexp(d(x), 1), 1e-5)
+
+
 @pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("cid", PROBE.params())
 def test_probe9(cid: str, schedule: str) -> None:
