@@ -716,6 +716,64 @@ def check_s_element_producer(f: Callable) -> None:
     same(y, torch.logsumexp(d(x), 1), 1e-5)
 
 
+K = "idioms.co"
+
+
+@case(K)
+def check_k_grid_stride(f: Callable) -> None:
+    n = 333
+    x, y = rnd(n), rnd(n)
+    want = 1.5 * d(x) + d(y)
+    f(x, y, 1.5, 3)
+    same(y, want, 1e-5)
+
+
+@case(K)
+def check_k_early_yield(f: Callable) -> None:
+    x, y = rnd(150), out(150)
+    f(x, y)
+    same(y, d(x) ** 2, 1e-5)
+
+
+@case(K)
+def check_k_tree_sum(f: Callable) -> None:
+    n = 300
+    nb = cdiv(n, 128)
+    x, y = rnd(n), out(nb)
+    f(x, y)
+    same(y, torch.nn.functional.pad(d(x), (0, nb * 128 - n)).reshape(nb, 128).sum(1), 1e-4)
+
+
+@case(K)
+def check_k_tiled_transpose(f: Callable) -> None:
+    x, y = rnd(37, 21), out(21, 37)
+    f(x, y)
+    same(y, d(x).T)
+
+
+@case(K)
+def check_k_blelloch(f: Callable) -> None:
+    n = 150
+    x, y = ints(-50, 50, n), out(n, dtype=I32)
+    f(x, y)
+    blocks = torch.nn.functional.pad(x.cpu().long(), (0, cdiv(n, 64) * 64 - n)).reshape(-1, 64)
+    same(y, (blocks.cumsum(1) - blocks).reshape(-1)[:n])
+
+
+@case(K)
+def check_k_shared_queue(f: Callable) -> None:
+    n = 150
+    nb = cdiv(n, 64)
+    x, q, ln = rnd(n), out(nb, 64, dtype=I32), out(nb, dtype=I32)
+    f(x, q, ln)
+    xs = x.cpu()
+    for b in range(nb):
+        idx = [i for i in range(b * 64, min(n, b * 64 + 64)) if xs[i] > 0]
+        assert int(ln[b]) == len(idx)
+        assert q[b, : len(idx)].cpu().tolist() == idx
+        assert (q[b, len(idx) :].cpu() == -77).all()
+
+
 @pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("cid", PROBE.params())
 def test_probe9(cid: str, schedule: str) -> None:
