@@ -774,6 +774,69 @@ def check_k_shared_queue(f: Callable) -> None:
         assert (q[b, len(idx) :].cpu() == -77).all()
 
 
+J = "cintr.co"
+
+
+def funnel_l(lo: int, hi: int, sh: int) -> int:
+    return ((((hi << 32) | lo) << sh) >> 32) & MASK
+
+
+def byte_perm(x: int, y: int, s: int) -> int:
+    w = (y << 32) | x
+    return sum(((w >> (((s >> (4 * i)) & 7) * 8)) & 0xFF) << (8 * i) for i in range(4))
+
+
+def s24(v: int) -> int:
+    v &= 0xFFFFFF
+    return v - (1 << 24) if v >= 1 << 23 else v
+
+
+def s32(v: int) -> int:
+    v &= MASK
+    return v - (1 << 32) if v >= 1 << 31 else v
+
+
+@case(J)
+def check_j_unsigned(f: Callable) -> None:
+    n = 45
+    a, b = RNG.integers(0, 2**32, n, dtype=np.uint64), RNG.integers(0, 2**32, n, dtype=np.uint64)
+    a[:2], b[:2] = [MASK, 0], [MASK, 5]
+    y = out(n, 9, dtype=U32)
+    f(u32(a), u32(b), y)
+    want = []
+    for x, z in zip((int(v) for v in a), (int(v) for v in b), strict=True):
+        want.append(
+            [
+                ((x * z) >> 32) ^ funnel_l(x, z, z & 31),
+                ((x & 0xFFFFFF) * (z & 0xFFFFFF)) & MASK,
+                (abs(x - z) + 7) & MASK,
+                (x + z) >> 1,
+                (x + z + 1) >> 1,
+                (((z << 32) | x) >> (z & 31)) & MASK,
+                (((z << 32) | x) >> min(z & 63, 32)) & MASK,
+                byte_perm(x, z, z),
+                funnel_l(x, z, min((x ^ z) & 63, 32)),
+            ]
+        )
+    assert as_u32(y) == want
+
+
+@case(J)
+def check_j_signed(f: Callable) -> None:
+    n = 45
+    a, b = ints(-(2**31), 2**31 - 1, n), ints(-(2**31), 2**31 - 1, n)
+    a[0], b[0] = -(2**31), -(2**31)
+    h = rnd(n).half()
+    y, g = out(n, 4, dtype=I32), out(n, dtype=F16)
+    f(a, b, y, h, g)
+    want = [
+        [s32(((x * z) >> 32) + s24(x) * s24(z)), s32(abs(x - z) + 5), (x + z + 1) >> 1, (x + z) >> 1]
+        for x, z in zip(a.cpu().tolist(), b.cpu().tolist(), strict=True)
+    ]
+    assert y.cpu().tolist() == want
+    same(g, (h.cpu().float() * 2).half().double())
+
+
 @pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("cid", PROBE.params())
 def test_probe9(cid: str, schedule: str) -> None:

@@ -59,7 +59,7 @@ MATH = {
     "acosf": "__acos", "atanf": "__atan", "atan2f": "__atan2", "sinhf": "__sinh", "coshf": "__cosh",
     "floorf": "__floor", "ceilf": "__ceil", "roundf": "__round", "powf": "__pow", "__powf": "__pow",
     "fmaf": "__fmaf", "__fmaf_rn": "__fmaf", "max": "__max", "min": "__min", "fmaxf": "__max", "fminf": "__min",
-    "fmax": "__max", "fmin": "__min", "::max": "__max", "::min": "__min",
+    "fmax": "__max", "fmin": "__min", "::max": "__max", "::min": "__min", "labs": "__fabs", "llabs": "__fabs",
 }  # fmt: skip
 ARITY = {"__fmaf": 3, "__max": 2, "__min": 2, "__pow": 2, "__atan2": 2}
 # CUDA's float math functions that no Croqtile builtin spells: a builtin of the lifting (lift/arith.py
@@ -73,7 +73,14 @@ LIBM = {
 # float tests (C's macros, CUDA's functions): their result an int
 FLOAT_TESTS = frozenset({"isnan", "isinf", "isfinite", "signbit", "__isnanf", "__isinff", "__finitef"})
 # half-precision arithmetic (cuda_fp16.h): the operator on the operands as halves, the result a half
-HALF_OPS = {"__hadd": "+", "__hsub": "-", "__hmul": "*", "__hdiv": "/"}
+# (``__hadd`` is also the integer average of two ints: lift/arith.py ``__c_hadd`` picks by the type)
+HALF_OPS = {"__hsub": "-", "__hmul": "*", "__hdiv": "/"}
+# CUDA's integer intrinsics, as the 64-bit arithmetic that computes them exactly: name -> arity
+INT_INTRINSICS = {
+    "__umulhi": 2, "__mulhi": 2, "__mul24": 2, "__umul24": 2, "__sad": 3, "__usad": 3, "__uhadd": 2,
+    "__rhadd": 2, "__urhadd": 2, "__funnelshift_l": 3, "__funnelshift_r": 3, "__funnelshift_lc": 3,
+    "__funnelshift_rc": 3, "__byte_perm": 3,
+}  # fmt: skip
 # rounding-mode arithmetic: the operator itself (Triton rounds to nearest)
 # CUDA's loads through a pointer with a cache hint (read-only path, cache global / all / streaming /
 # last use / volatile): each returns the value the pointer addresses, ``*p``
@@ -675,6 +682,12 @@ class _Reader(StatementReader):
             return A.Ternary(A.Binary("<=", a, b, span=sp), zero, A.Binary("-", a, b, span=sp), span=sp)
         if name in FLOAT_TESTS and len(args) == 1:
             return self.float_test(name, args[0], sp)
+        if name == "__hadd" and len(args) == 2:
+            return A.Builtin("__c_hadd", args, span=sp)
+        if name in INT_INTRINSICS:
+            if len(args) != INT_INTRINSICS[name]:
+                raise _Refused(f"'{name}' with {len(args)} arguments{self.line_of(fn)}")
+            return self.int_intrinsic(name, args, sp)
         if name in HALF_OPS and len(args) == 2:
             a, b = (A.Cast("f16", False, x, span=sp) for x in args)
             return A.Cast("f16", False, A.Paren(A.Binary(HALF_OPS[name], a, b, span=sp), span=sp), span=sp)
@@ -721,6 +734,73 @@ class _Reader(StatementReader):
             return A.Builtin(builtin, [rest[0], rest[1], width], span=sp)
         # another function: a helper of the file, resolved where a call uses this one
         return A.Call("call", name, args, span=sp)
+
+    def int_intrinsic(self, name: str, args: list[A.Expr], sp: Span | None) -> A.Expr:
+        """CUDA's integer intrinsic ``name`` of ``args`` (their C prototype's types: ``unsigned int``
+        or ``int``), computed exactly in 64 bits and converted to its 32-bit result."""
+
+        def cast(t: str, e: A.Expr) -> A.Expr:
+            return A.Cast(t, False, e, span=sp)
+
+        def num(v: int, t: str) -> A.Expr:
+            suffix = {"u32": "u", "u64": "ull", "s64": "ll"}.get(t, "")
+            return A.IntLit(v, f"{v}{suffix}", t, span=sp)
+
+        def op(o: str, a: A.Expr, b: A.Expr) -> A.Expr:
+            return A.Paren(A.Binary(o, a, b, span=sp), span=sp)
+
+        def u64(e: A.Expr) -> A.Expr:
+            return cast("u64", cast("u32", e))
+
+        def s64(e: A.Expr) -> A.Expr:
+            return cast("s64", cast("s32", e))
+
+        a = args
+        if name == "__umulhi":
+            return cast("u32", op(">>", op("*", u64(a[0]), u64(a[1])), num(32, "s32")))
+        if name == "__mulhi":
+            return cast("s32", op(">>", op("*", s64(a[0]), s64(a[1])), num(32, "s32")))
+        if name in ("__mul24", "__umul24"):
+            if name == "__umul24":
+                lo = [op("&", cast("u32", x), num(0xFFFFFF, "u32")) for x in a]
+                return op("*", lo[0], lo[1])
+            # the low 24 bits sign-extended, their product's low 32 bits
+            ext = [op(">>", cast("s32", op("<<", cast("u32", x), num(8, "s32"))), num(8, "s32")) for x in a]
+            return cast("s32", op("*", cast("u32", ext[0]), cast("u32", ext[1])))
+        if name in ("__sad", "__usad"):
+            wide = s64 if name == "__sad" else (lambda e: cast("s64", cast("u32", e)))
+            diff = self.named(op("-", wide(a[0]), wide(a[1])), "sad")
+            absd = A.Ternary(A.Binary("<", diff, num(0, "s64"), span=sp), A.Unary("-", diff, span=sp), diff, span=sp)
+            return cast("u32", op("+", cast("u64", A.Paren(absd, span=sp)), u64(a[2])))
+        if name in ("__uhadd", "__urhadd"):
+            total = op("+", u64(a[0]), u64(a[1]))
+            if name == "__urhadd":
+                total = op("+", total, num(1, "u64"))
+            return cast("u32", op(">>", total, num(1, "s32")))
+        if name == "__rhadd":
+            total = op("+", op("+", s64(a[0]), s64(a[1])), num(1, "s64"))
+            return cast("s32", op(">>", total, num(1, "s32")))
+        # funnel shifts and byte permutes: the 64 bits hi:lo (``__byte_perm(x, y, s)``: y:x)
+        lo, hi = (a[0], a[1])
+        both = self.named(op("|", op("<<", u64(hi), num(32, "s32")), u64(lo)), "pair")
+        if name == "__byte_perm":
+            sel = self.named(cast("u32", a[2]), "sel")
+            out: A.Expr | None = None
+            for i in range(4):
+                which = op("&", op(">>", sel, num(4 * i, "s32")), num(7, "u32"))
+                byte = op("&", op(">>", both, op("*", which, num(8, "u32"))), num(0xFF, "u64"))
+                part = op("<<", byte, num(8 * i, "s32"))
+                out = part if out is None else op("|", out, part)
+            assert out is not None
+            return cast("u32", out)
+        shift = cast("u32", a[2])
+        if name.endswith("c"):  # clamped to 32
+            shift = A.Builtin("__min", [shift, num(32, "u32")], span=sp)
+        else:
+            shift = op("&", shift, num(31, "u32"))
+        if name.startswith("__funnelshift_l"):
+            return cast("u32", op(">>", op("<<", both, shift), num(32, "s32")))
+        return cast("u32", op(">>", both, shift))
 
     def float_test(self, name: str, arg: A.Expr, sp: Span | None) -> A.Expr:
         """``isnan`` / ``isinf`` / ``isfinite`` / ``signbit`` of ``arg`` as an int (1 or 0)."""

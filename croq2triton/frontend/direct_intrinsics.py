@@ -15,7 +15,18 @@ from __future__ import annotations
 from . import ast as A
 from .bitintrinsics import BITS, VOTES
 from .cudaconversions import BITCASTS, CONVERSIONS
-from .device import ARITY, FLOAT_TESTS, HALF_OPS, LIBM, MATH, OPERATORS, SHUFFLES, DeviceFunction, read_device
+from .device import (
+    ARITY,
+    FLOAT_TESTS,
+    HALF_OPS,
+    INT_INTRINSICS,
+    LIBM,
+    MATH,
+    OPERATORS,
+    SHUFFLES,
+    DeviceFunction,
+    read_device,
+)
 
 
 def _returns(name: str, nargs: int) -> str | None:
@@ -42,6 +53,10 @@ def _returns(name: str, nargs: int) -> str | None:
         return "s32"
     if (name in HALF_OPS and nargs == 2) or (name in ("__hneg", "__habs") and nargs == 1):
         return "f16"
+    if name == "__hadd" and nargs == 2:
+        return "T0"  # (of halves a half, of ints an int)
+    if name in INT_INTRINSICS and nargs == INT_INTRINSICS[name]:
+        return "s32" if name in ("__mulhi", "__mul24", "__rhadd") else "u32"
     if name in OPERATORS and nargs == 2:
         return "f32"
     if name in ("__frcp_rn", "__saturatef") and nargs == 1:

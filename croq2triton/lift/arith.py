@@ -297,6 +297,13 @@ class Arith:
             src, dst, fn = BITCASTS[e.name]
             arg = self.convert(args[0], src).expr
             return Value(E.Call(fn, (arg,), ir_type(dst) or dst), dst)
+        if e.name == "__c_hadd" and len(args) == 2:  # a helper's __hadd: of halves, or of ints (their average)
+            if all(TYPES[self.ctype_of(a)].is_float for a in args):
+                h = [self.convert(a, "f16") for a in args]
+                return self.convert(self.binary("+", h[0], h[1], e), "f16")
+            w = [self.convert(self.convert(a, "s32"), "s64") for a in args]
+            total = self.binary("+", w[0], w[1], e)
+            return self.convert(self.binary(">>", total, Value(E.Const(1), "int"), e), "s32")
         if e.name in ("__gelu", "__softplus", "__sign", "__isfinite") and len(args) == 1:
             return self.activation(e.name, args[0])
         fn = MATH_F32.get(e.name)
