@@ -837,6 +837,18 @@ def check_j_signed(f: Callable) -> None:
     same(g, (h.cpu().float() * 2).half().double())
 
 
+@case(F)
+def check_f_overloads(f: Callable) -> None:
+    n = 37
+    x = rnd(n).abs() * 5 + 0.1
+    a = dev(torch.rand(n, generator=PROBE.gen, dtype=torch.float64) * 5 + 0.1)
+    y, b = out(n), out(n, dtype=torch.float64)
+    f(x, y, a, b)
+    v, w = d(x), a.cpu()
+    same(y, v.sqrt() + (v * 0.1).exp() + v.log() + v.floor() + v.log2(), 1e-5)
+    same(b, w.sqrt() + (w * 0.1).exp() + w.log() + w.ceil() + torch.exp2(w * 0.25), 1e-12)
+
+
 @pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("cid", PROBE.params())
 def test_probe9(cid: str, schedule: str) -> None:

@@ -70,6 +70,9 @@ LIBM = {
     "exp10f": ("__c_exp10", 1), "__exp10f": ("__c_exp10", 1), "cbrtf": ("__c_cbrt", 1), "erff": ("__c_erf", 1),
     "hypotf": ("__c_hypot", 2), "copysignf": ("__c_copysign", 2),
 }  # fmt: skip
+# C++'s overloads of the math functions without a suffix (``sqrt(x)``): computed in the type of their
+# argument, float for a float or half, double for a double or an integer (lift/arith.py ``__c_ovl_*``)
+OVERLOADED = frozenset({"sqrt", "exp", "log", "sin", "cos", "floor", "ceil", "exp2", "log2", "::sqrt", "std::sqrt"})
 # float tests (C's macros, CUDA's functions): their result an int
 FLOAT_TESTS = frozenset({"isnan", "isinf", "isfinite", "signbit", "__isnanf", "__isinff", "__finitef"})
 # half-precision arithmetic (cuda_fp16.h): the operator on the operands as halves, the result a half
@@ -682,6 +685,8 @@ class _Reader(StatementReader):
             return A.Ternary(A.Binary("<=", a, b, span=sp), zero, A.Binary("-", a, b, span=sp), span=sp)
         if name in FLOAT_TESTS and len(args) == 1:
             return self.float_test(name, args[0], sp)
+        if name in OVERLOADED and len(args) == 1:
+            return A.Builtin("__c_ovl_" + name.rsplit(":", 1)[-1], args, span=sp)
         if name == "__hadd" and len(args) == 2:
             return A.Builtin("__c_hadd", args, span=sp)
         if name in INT_INTRINSICS:

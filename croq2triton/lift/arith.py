@@ -297,6 +297,10 @@ class Arith:
             src, dst, fn = BITCASTS[e.name]
             arg = self.convert(args[0], src).expr
             return Value(E.Call(fn, (arg,), ir_type(dst) or dst), dst)
+        if e.name.startswith("__c_ovl_") and len(args) == 1:  # a helper's sqrt(x): in the argument's type
+            fn = e.name.removeprefix("__c_ovl_")
+            ctype = "f32" if self.ctype_of(args[0]) in ("f32", "f16", "bf16") else "f64"
+            return Value(E.Call(fn, (self.convert(args[0], ctype).expr,), ctype), ctype)
         if e.name == "__c_hadd" and len(args) == 2:  # a helper's __hadd: of halves, or of ints (their average)
             if all(TYPES[self.ctype_of(a)].is_float for a in args):
                 h = [self.convert(a, "f16") for a in args]
