@@ -849,6 +849,25 @@ def check_f_overloads(f: Callable) -> None:
     same(b, w.sqrt() + (w * 0.1).exp() + w.log() + w.ceil() + torch.exp2(w * 0.25), 1e-12)
 
 
+@case(D)
+def check_d_warp_reduce(f: Callable) -> None:
+    r = 5
+    x = ints(-(2**31), 2**31 - 1, r, 32)
+    y, z = out(r, 3, dtype=I32), out(r, 2, dtype=U32)
+    f(x, y, z)
+    rows = x.cpu().tolist()
+    want_y = [[s32(sum(row)), min(row), max(row)] for row in rows]
+    assert y.cpu().tolist() == want_y
+    want_z = []
+    for row in rows:
+        xr, o = 0, 0
+        for v in row:
+            xr ^= v & MASK
+            o |= v & 0xFF00
+        want_z.append([xr, o])
+    assert as_u32(z) == want_z
+
+
 @pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("cid", PROBE.params())
 def test_probe9(cid: str, schedule: str) -> None:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, fields
 
 from ..errors import Span
 from . import ast as A
-from .bitintrinsics import BITS, VOTES, active_mask, bit_intrinsic, vote
+from .bitintrinsics import BITS, REDUCES, VOTES, active_mask, bit_intrinsic, vote, warp_reduce
 from .cudaconversions import BITCASTS, CONVERSIONS, conversion
 from .device_body import Refused as _Refused
 from .device_body import StatementReader
@@ -715,6 +715,10 @@ class _Reader(StatementReader):
             if args:
                 raise _Refused(f"'{name}' with {len(args)} arguments{self.line_of(fn)}")
             return active_mask(list(self.path), sp, self.named)
+        if name in REDUCES:
+            if len(args) != 2:
+                raise _Refused(f"'{name}' with {len(args)} arguments{self.line_of(fn)}")
+            return warp_reduce(name, args[1], sp, self.named)
         if name in BITS or name in VOTES:
             rest = args[1:] if VOTES.get(name) else args
             if len(rest) != 1:

@@ -13,7 +13,7 @@ call as a C++ function.  A file's own helper of that name wins."""
 from __future__ import annotations
 
 from . import ast as A
-from .bitintrinsics import BITS, VOTES
+from .bitintrinsics import BITS, REDUCES, VOTES
 from .cudaconversions import BITCASTS, CONVERSIONS
 from .device import (
     ARITY,
@@ -36,6 +36,8 @@ def _returns(name: str, nargs: int) -> str | None:
         return {"__brev": "u32", "__brevll": "u64"}.get(name, "s32")
     if name in VOTES and nargs == (2 if VOTES[name] else 1):
         return "u32" if name.startswith("__ballot") else "s32"
+    if name in REDUCES and nargs == 2:
+        return "T1"  # (of the value's type)
     if name == "__activemask" and nargs == 0:
         return "u32"
     if name in SHUFFLES:
