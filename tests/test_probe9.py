@@ -868,6 +868,20 @@ def check_d_warp_reduce(f: Callable) -> None:
     assert as_u32(z) == want_z
 
 
+@case(F)
+def check_f_typed_minmax(f: Callable) -> None:
+    n = 45
+    h = rnd(n).half()
+    u = RNG.integers(0, 2**32, n, dtype=np.uint64)
+    u[:2] = [3, MASK]
+    lv = dev(torch.from_numpy(RNG.integers(-(2**40), 2**40, n)))
+    hc, uc, lc = out(n, dtype=F16), out(n, dtype=U32), out(n, dtype=torch.int64)
+    f(h, hc, u32(u), uc, lv, lc)
+    same(hc, h.cpu().double().clamp(-0.5, 0.75))
+    assert as_u32(uc) == [min(max(int(v), 10), 4000000000) for v in u]
+    same(lc, lv.cpu().clamp(-5, 5000000000))
+
+
 @pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("cid", PROBE.params())
 def test_probe9(cid: str, schedule: str) -> None:

@@ -60,6 +60,7 @@ MATH = {
     "floorf": "__floor", "ceilf": "__ceil", "roundf": "__round", "powf": "__pow", "__powf": "__pow",
     "fmaf": "__fmaf", "__fmaf_rn": "__fmaf", "max": "__max", "min": "__min", "fmaxf": "__max", "fminf": "__min",
     "fmax": "__max", "fmin": "__min", "::max": "__max", "::min": "__min", "labs": "__fabs", "llabs": "__fabs",
+    "__frsqrt_rn": "__rsqrt",
 }  # fmt: skip
 ARITY = {"__fmaf": 3, "__max": 2, "__min": 2, "__pow": 2, "__atan2": 2}
 # CUDA's float math functions that no Croqtile builtin spells: a builtin of the lifting (lift/arith.py
@@ -78,6 +79,13 @@ FLOAT_TESTS = frozenset({"isnan", "isinf", "isfinite", "signbit", "__isnanf", "_
 # half-precision arithmetic (cuda_fp16.h): the operator on the operands as halves, the result a half
 # (``__hadd`` is also the integer average of two ints: lift/arith.py ``__c_hadd`` picks by the type)
 HALF_OPS = {"__hsub": "-", "__hmul": "*", "__hdiv": "/"}
+# half comparisons (cuda_fp16.h): the comparison of the operands as halves, a bool
+HALF_COMPARES = {"__heq": "==", "__hne": "!=", "__hlt": "<", "__hle": "<=", "__hgt": ">", "__hge": ">="}
+# typed minimum / maximum (CUDA's integer math API): name -> (builtin, the type of both operands)
+TYPED_MINMAX = {
+    "umin": ("__min", "u32"), "umax": ("__max", "u32"), "llmin": ("__min", "s64"), "llmax": ("__max", "s64"),
+    "ullmin": ("__min", "u64"), "ullmax": ("__max", "u64"), "__hmin": ("__min", "f16"), "__hmax": ("__max", "f16"),
+}  # fmt: skip
 # CUDA's integer intrinsics, as the 64-bit arithmetic that computes them exactly: name -> arity
 INT_INTRINSICS = {
     "__umulhi": 2, "__mulhi": 2, "__mul24": 2, "__umul24": 2, "__sad": 3, "__usad": 3, "__uhadd": 2,
@@ -693,6 +701,13 @@ class _Reader(StatementReader):
             if len(args) != INT_INTRINSICS[name]:
                 raise _Refused(f"'{name}' with {len(args)} arguments{self.line_of(fn)}")
             return self.int_intrinsic(name, args, sp)
+        if name in HALF_COMPARES and len(args) == 2:
+            a, b = (A.Cast("f16", False, x, span=sp) for x in args)
+            return A.Paren(A.Binary(HALF_COMPARES[name], a, b, span=sp), span=sp)
+        if name in TYPED_MINMAX and len(args) == 2:
+            builtin, t = TYPED_MINMAX[name]
+            value = A.Builtin(builtin, [A.Cast(t, False, x, span=sp) for x in args], span=sp)
+            return A.Cast(t, False, value, span=sp)
         if name in HALF_OPS and len(args) == 2:
             a, b = (A.Cast("f16", False, x, span=sp) for x in args)
             return A.Cast("f16", False, A.Paren(A.Binary(HALF_OPS[name], a, b, span=sp), span=sp), span=sp)

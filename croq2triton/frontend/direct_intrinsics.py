@@ -18,12 +18,14 @@ from .cudaconversions import BITCASTS, CONVERSIONS
 from .device import (
     ARITY,
     FLOAT_TESTS,
+    HALF_COMPARES,
     HALF_OPS,
     INT_INTRINSICS,
     LIBM,
     MATH,
     OPERATORS,
     SHUFFLES,
+    TYPED_MINMAX,
     DeviceFunction,
     read_device,
 )
@@ -55,6 +57,10 @@ def _returns(name: str, nargs: int) -> str | None:
         return "s32"
     if (name in HALF_OPS and nargs == 2) or (name in ("__hneg", "__habs") and nargs == 1):
         return "f16"
+    if name in HALF_COMPARES and nargs == 2:
+        return "bool"
+    if name in TYPED_MINMAX and nargs == 2:
+        return TYPED_MINMAX[name][1]
     if name == "__hadd" and nargs == 2:
         return "T0"  # (of halves a half, of ints an int)
     if name in INT_INTRINSICS and nargs == INT_INTRINSICS[name]:
