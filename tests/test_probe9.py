@@ -882,6 +882,42 @@ def check_f_typed_minmax(f: Callable) -> None:
     same(lc, lv.cpu().clamp(-5, 5000000000))
 
 
+H2 = "host2.co"
+
+
+@case(H2)
+def check_h_power_iter(f: Callable) -> None:
+    n, k = 21, 6
+    a, v, nrm = rnd(n, n), rnd(n), out(1)
+    want = d(v)
+    for _ in range(k):
+        w = d(a) @ want
+        last = (w * w).sum()
+        want = w / last.sqrt()
+    f(a, v, nrm, k)
+    same(v, want, 1e-4)
+    same(nrm, last.reshape(1), 1e-4)
+
+
+@case(H2)
+def check_h_relax(f: Callable) -> None:
+    n, tol = 37, 0.01
+    b, x = rnd(n), dev(torch.zeros(n))
+    delta, steps = out(1), out(1, dtype=I32)
+    f(b, x, delta, steps, tol)
+    want, it, dl = torch.zeros(n, dtype=torch.float32), 0, 1000.0
+    bb = b.cpu()
+    while it < 200 and dl > tol:
+        left = torch.cat([torch.zeros(1), want[:-1]])
+        right = torch.cat([want[1:], torch.zeros(1)])
+        nx = (left + right + bb) * 0.25
+        dl = float((nx - want).abs().max())
+        want, it = nx, it + 1
+    assert int(steps[0]) == it, (int(steps[0]), it)
+    same(x, want.double(), 1e-5)
+    same(delta, torch.tensor([dl], dtype=torch.float64), 1e-5)
+
+
 @pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("cid", PROBE.params())
 def test_probe9(cid: str, schedule: str) -> None:
