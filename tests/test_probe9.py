@@ -918,6 +918,14 @@ def check_h_relax(f: Callable) -> None:
     same(delta, torch.tensor([dl], dtype=torch.float64), 1e-5)
 
 
+@case(K)
+def check_k_direct_barrier(f: Callable) -> None:
+    n = 75
+    x, y = rnd(n), out(n)
+    f(x, y)
+    same(y, torch.nn.functional.pad(d(x), (0, 96 - n)).reshape(3, 32).flip(1).reshape(-1)[:n])
+
+
 @pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("cid", PROBE.params())
 def test_probe9(cid: str, schedule: str) -> None:

@@ -29,6 +29,7 @@ from .device import (
     DeviceFunction,
     read_device,
 )
+from .device_body import BARRIERS
 
 
 def _returns(name: str, nargs: int) -> str | None:
@@ -38,6 +39,8 @@ def _returns(name: str, nargs: int) -> str | None:
         return {"__brev": "u32", "__brevll": "u64"}.get(name, "s32")
     if name in VOTES and nargs == (2 if VOTES[name] else 1):
         return "u32" if name.startswith("__ballot") else "s32"
+    if name in BARRIERS and nargs <= 1:  # (no-ops: the threads run each statement together, LANGUAGE.md 14.4)
+        return "void"
     if name in REDUCES and nargs == 2:
         return "T1"  # (of the value's type)
     if name == "__activemask" and nargs == 0:
@@ -89,7 +92,8 @@ def implicit_helper(call: A.Call) -> DeviceFunction | None:
     head = f"template <{', '.join(f'typename {t}' for t in types)}> " if types else ""
     params = ", ".join(f"{t} a{i}" for i, t in enumerate(types))
     args = ", ".join(f"a{i}" for i in range(n))
-    text = f"{head}__device__ {returns} {name}({params}) {{ return {name}({args}); }}"
+    body = f"{name}({args});" if returns == "void" else f"return {name}({args});"
+    text = f"{head}__device__ {returns} {name}({params}) {{ {body} }}"
     df = read_device(text[len(head) :], call.span, set(types), set(), None, set())
     if df is None or df.body is None:
         return None
