@@ -1,10 +1,13 @@
 """Probe 9 of the language (issue 28): kernels in forms the earlier probes wrote least
 (tests/programs/probe9/*.co): gathers and scatters by index tensors, atomics into shared memory then
 global memory, a thread per row keeping its top two, CSR rows read by a warp, a bitonic sort in shared
-memory, compaction by a ballot and offsets of a first launch; fused-MoE routing (counts, offsets,
-slots claimed by atomics), a grouped GEMM of f8_e4m3 operands with scales, quantisation and
-dequantisation; host loops of launches and copies between them; pipelines of two producers, of
-rings in nested loops and of persistent tile loops; C's integer and float corners. Each runs in both
+memory, compaction by a ballot and offsets of a first launch, embedding bags, MoE routing and block
+alignment (counts, padded offsets, slots claimed by atomics), a grouped GEMM of f8_e4m3 operands with
+scales, per-row and per-group quantisation and dequantisation; host loops of launches, copies between
+them and host reads of what they wrote; pipelines of two producers, alternate consumers, rings in
+nested loops and persistent tile loops; C's integer and float corners; CUDA intrinsics called
+directly, helpers returning ``auto``, CUDA's float math (truncf, log2f, erff, hypotf, ...), integer
+intrinsics (__umulhi, __funnelshift_l, __byte_perm, ...) and warp reductions. Each runs in both
 schedules in the interpreter on ragged sizes with random inputs, outputs poisoned, compared with a
 float64 (or exact integer) reference written from the language's meaning."""
 
