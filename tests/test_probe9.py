@@ -929,6 +929,20 @@ def check_k_direct_barrier(f: Callable) -> None:
     same(y, torch.nn.functional.pad(d(x), (0, 96 - n)).reshape(3, 32).flip(1).reshape(-1)[:n])
 
 
+@case(D)
+def check_d_cas_wrapping_inc(f: Callable) -> None:
+    n, b = 100, 4
+    bkt = ints(0, b, n)
+    ctr, seen = dev(torch.zeros(b, dtype=U32)), out(n, dtype=U32)
+    f(bkt, ctr, seen)
+    counts = torch.bincount(bkt.cpu().long(), minlength=b).tolist()
+    assert as_u32(ctr) == [c % 5 for c in counts]
+    got = as_u32(seen)
+    for k in range(b):
+        mine = sorted(v for v, x in zip(got, bkt.cpu().tolist(), strict=True) if x == k)
+        assert mine == sorted(j % 5 for j in range(counts[k])), k
+
+
 @pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("cid", PROBE.params())
 def test_probe9(cid: str, schedule: str) -> None:
