@@ -44,6 +44,16 @@ def _unary(x_ptr, out_ptr, n, WHICH: tl.constexpr, BLOCK: tl.constexpr):
         y = _libm.cosh(x)
     elif WHICH == "tanh":
         y = _libm.tanh(x)
+    elif WHICH == "trunc":
+        y = _libm.trunc(x)
+    elif WHICH == "rint":
+        y = _libm.rint(x)
+    elif WHICH == "log10":
+        y = _libm.log10(x)
+    elif WHICH == "exp10":
+        y = _libm.exp10(x)
+    elif WHICH == "cbrt":
+        y = _libm.cbrt(x)
     else:
         y = _libm.round(x)
     tl.store(out_ptr + offs, y, mask=mask)
@@ -57,6 +67,10 @@ def _binary(x_ptr, y_ptr, out_ptr, n, WHICH: tl.constexpr, BLOCK: tl.constexpr):
     y = tl.load(y_ptr + offs, mask=mask, other=1.0)
     if WHICH == "atan2":
         r = _libm.atan2(x, y)
+    elif WHICH == "hypot":
+        r = _libm.hypot(x, y)
+    elif WHICH == "copysign":
+        r = _libm.copysign(x, y)
     else:
         r = _libm.pow(x, y)
     tl.store(out_ptr + offs, r, mask=mask)
@@ -87,6 +101,11 @@ UNARY = [
     ("cosh", np.cosh, -10.0, 10.0, [0.0, 1e-7]),
     ("tanh", np.tanh, -12.0, 12.0, [0.0, 1e-7, -1e-7, 30.0, -30.0]),
     ("round", None, -100.0, 100.0, [0.5, -0.5, 1.5, -2.5, 2.49, 0.0]),
+    ("trunc", np.trunc, -100.0, 100.0, [0.5, -0.5, 1.99, -1.99, 0.0, 1e9]),
+    ("rint", np.rint, -100.0, 100.0, [0.5, -0.5, 1.5, -2.5, 2.5, 3.5, 0.49999997, 1e9]),
+    ("log10", np.log10, 1e-3, 1e6, [1.0, 10.0, 1000.0, 1e-3]),
+    ("exp10", lambda v: 10.0**v, -10.0, 10.0, [0.0, 1.0, -1.0, 3.0]),
+    ("cbrt", np.cbrt, -1000.0, 1000.0, [0.0, 8.0, -27.0, 1e-6, 1000.0]),
 ]
 
 
@@ -106,6 +125,17 @@ def test_atan2_every_quadrant() -> None:
     x = _inputs(-5.0, 5.0, 8, [1.0, 0.0, 0.0, -1.0, -3.0, -3.0])
     got = _run(_binary, y, x, which="atan2").astype(np.float64)
     np.testing.assert_allclose(got, np.arctan2(y.astype(np.float64), x.astype(np.float64)), rtol=4e-6, atol=2e-7)
+
+
+def test_hypot_and_copysign() -> None:
+    a = _inputs(-1e20, 1e20, 11, [3.0, 0.0, np.inf, -np.inf, 1e-30, np.nan])
+    b = _inputs(-1e20, 1e20, 12, [4.0, 0.0, np.nan, 2.0, 1e-30, np.inf])
+    got = _run(_binary, a, b, which="hypot").astype(np.float64)
+    np.testing.assert_allclose(got, np.hypot(a.astype(np.float64), b.astype(np.float64)), rtol=4e-7)
+    s = _inputs(-5.0, 5.0, 13, [-0.0, 0.0, -np.inf])
+    m = _inputs(-5.0, 5.0, 14, [1.0, -1.0, 2.0])
+    got = _run(_binary, m, s, which="copysign")
+    np.testing.assert_array_equal(got, np.copysign(m, s))
 
 
 def test_pow_signs_and_integers() -> None:

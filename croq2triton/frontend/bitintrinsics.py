@@ -142,6 +142,27 @@ def vote(name: str, pred: A.Expr, sp: Span | None, namer: Namer) -> A.Expr:
     return b.cast("s32", v)
 
 
+# the warp reductions of sm_80 (``__reduce_add_sync(mask, v)``): name -> the operator or builtin
+REDUCES = {
+    "__reduce_add_sync": "+", "__reduce_min_sync": "__min", "__reduce_max_sync": "__max",
+    "__reduce_and_sync": "&", "__reduce_or_sync": "|", "__reduce_xor_sync": "^",
+}  # fmt: skip
+
+
+def warp_reduce(name: str, value: A.Expr, sp: Span | None, namer: Namer) -> A.Expr:
+    """The warp reduction ``name`` (a key of REDUCES) of ``value`` over the 32 threads of a warp: a
+    butterfly of ``__shfl_xor_sync`` (every lane ends with the whole warp's result, in the type of
+    ``value``: an int's sum wraps as CUDA's does)."""
+    b = _Build(sp, namer)
+    op = REDUCES[name]
+    v: A.Expr = namer(A.Paren(value, span=sp), "red")
+    for m in (16, 8, 4, 2, 1):
+        other = A.Builtin("__shfl_xor_sync", [v, b.int(m), b.int(32)], span=sp)
+        both = A.Builtin(op, [v, other], span=sp) if op.startswith("__") else b.bin(op, v, other)
+        v = namer(both, "red")
+    return v
+
+
 LANES_ACTIVE = "__lanes_active"  # the threads that run where the call is (lift/helpers.py)
 
 

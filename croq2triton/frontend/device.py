@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, fields
 
 from ..errors import Span
 from . import ast as A
-from .bitintrinsics import BITS, VOTES, active_mask, bit_intrinsic, vote
+from .bitintrinsics import BITS, REDUCES, VOTES, active_mask, bit_intrinsic, vote, warp_reduce
 from .cudaconversions import BITCASTS, CONVERSIONS, conversion
 from .device_body import Refused as _Refused
 from .device_body import StatementReader
@@ -59,9 +59,39 @@ MATH = {
     "acosf": "__acos", "atanf": "__atan", "atan2f": "__atan2", "sinhf": "__sinh", "coshf": "__cosh",
     "floorf": "__floor", "ceilf": "__ceil", "roundf": "__round", "powf": "__pow", "__powf": "__pow",
     "fmaf": "__fmaf", "__fmaf_rn": "__fmaf", "max": "__max", "min": "__min", "fmaxf": "__max", "fminf": "__min",
-    "fmax": "__max", "fmin": "__min", "::max": "__max", "::min": "__min",
+    "fmax": "__max", "fmin": "__min", "::max": "__max", "::min": "__min", "labs": "__fabs", "llabs": "__fabs",
+    "__frsqrt_rn": "__rsqrt",
 }  # fmt: skip
 ARITY = {"__fmaf": 3, "__max": 2, "__min": 2, "__pow": 2, "__atan2": 2}
+# CUDA's float math functions that no Croqtile builtin spells: a builtin of the lifting (lift/arith.py
+# MATH_F32), each computed in f32 with C's values (runtime/libmath.py); name -> (builtin, arity)
+LIBM = {
+    "truncf": ("__c_trunc", 1), "rintf": ("__c_rint", 1), "nearbyintf": ("__c_rint", 1),
+    "log2f": ("__c_log2", 1), "__log2f": ("__c_log2", 1), "log10f": ("__c_log10", 1), "__log10f": ("__c_log10", 1),
+    "exp10f": ("__c_exp10", 1), "__exp10f": ("__c_exp10", 1), "cbrtf": ("__c_cbrt", 1), "erff": ("__c_erf", 1),
+    "hypotf": ("__c_hypot", 2), "copysignf": ("__c_copysign", 2),
+}  # fmt: skip
+# C++'s overloads of the math functions without a suffix (``sqrt(x)``): computed in the type of their
+# argument, float for a float or half, double for a double or an integer (lift/arith.py ``__c_ovl_*``)
+OVERLOADED = frozenset({"sqrt", "exp", "log", "sin", "cos", "floor", "ceil", "exp2", "log2", "::sqrt", "std::sqrt"})
+# float tests (C's macros, CUDA's functions): their result an int
+FLOAT_TESTS = frozenset({"isnan", "isinf", "isfinite", "signbit", "__isnanf", "__isinff", "__finitef"})
+# half-precision arithmetic (cuda_fp16.h): the operator on the operands as halves, the result a half
+# (``__hadd`` is also the integer average of two ints: lift/arith.py ``__c_hadd`` picks by the type)
+HALF_OPS = {"__hsub": "-", "__hmul": "*", "__hdiv": "/"}
+# half comparisons (cuda_fp16.h): the comparison of the operands as halves, a bool
+HALF_COMPARES = {"__heq": "==", "__hne": "!=", "__hlt": "<", "__hle": "<=", "__hgt": ">", "__hge": ">="}
+# typed minimum / maximum (CUDA's integer math API): name -> (builtin, the type of both operands)
+TYPED_MINMAX = {
+    "umin": ("__min", "u32"), "umax": ("__max", "u32"), "llmin": ("__min", "s64"), "llmax": ("__max", "s64"),
+    "ullmin": ("__min", "u64"), "ullmax": ("__max", "u64"), "__hmin": ("__min", "f16"), "__hmax": ("__max", "f16"),
+}  # fmt: skip
+# CUDA's integer intrinsics, as the 64-bit arithmetic that computes them exactly: name -> arity
+INT_INTRINSICS = {
+    "__umulhi": 2, "__mulhi": 2, "__mul24": 2, "__umul24": 2, "__sad": 3, "__usad": 3, "__uhadd": 2,
+    "__rhadd": 2, "__urhadd": 2, "__funnelshift_l": 3, "__funnelshift_r": 3, "__funnelshift_lc": 3,
+    "__funnelshift_rc": 3, "__byte_perm": 3,
+}  # fmt: skip
 # rounding-mode arithmetic: the operator itself (Triton rounds to nearest)
 # CUDA's loads through a pointer with a cache hint (read-only path, cache global / all / streaming /
 # last use / volatile): each returns the value the pointer addresses, ``*p``
@@ -137,6 +167,7 @@ class DeviceFunction:
         default=None, compare=False, repr=False
     )
     instance: str = ""  # the template values it was read with (``3`` of ``POW<3>``): its helper's name has them
+    signature_read: bool = True  # False where its return type or parameters were not read (params unknown)
 
     def nodes(self) -> list[A.Node]:
         """Every node of the body and of its named values."""
@@ -346,21 +377,22 @@ class _Reader(StatementReader):
         name = head[-1].text
         span = self.sp(head[-1].start, head[-1].end)
         words = [t.text for t in head[:-1] if t.text not in QUALIFIERS and not t.text.startswith("__launch_bounds__")]
+        auto = words == ["auto"]  # (its value's type: each return's value kept as it is)
         try:
-            returns = self.type_of(words, allow_void=True)
+            returns = None if auto else self.type_of(words, allow_void=True)
         except _Refused as e:
-            return DeviceFunction(name, [], None, None, f"it returns {e.message}", span)
+            return DeviceFunction(name, [], None, None, f"it returns {e.message}", span, signature_read=False)
         try:
             params = self.signature()
         except _Refused as e:
-            return DeviceFunction(name, [], returns, None, e.message, span)
+            return DeviceFunction(name, [], returns, None, e.message, span, signature_read=False)
         self.params = {p.name: p for p in params}
         if self.peek().text in ("const", "noexcept"):
             self.take()
         if self.peek().text != "{":
             return DeviceFunction(name, params, returns, None, "it is declared here without a body", span)
         try:
-            self.returns_like = self.like_of(words, head[-1]) if returns is None else None
+            self.returns_like = self.like_of(words, head[-1]) if returns is None and not auto else None
             body = self.body(returns)
         except _Refused as e:
             return DeviceFunction(name, params, returns, None, e.message, span)
@@ -647,6 +679,42 @@ class _Reader(StatementReader):
             if len(args) != ARITY.get(builtin, 1):
                 raise _Refused(f"'{name}' with {len(args)} arguments{self.line_of(fn)}")
             return A.Builtin(builtin, args, span=sp)
+        if name in LIBM:
+            builtin, arity = LIBM[name]
+            if len(args) != arity:
+                raise _Refused(f"'{name}' with {len(args)} arguments{self.line_of(fn)}")
+            return A.Builtin(builtin, args, span=sp)
+        if name == "fmodf" and len(args) == 2:  # C's fmod: a Croqtile '%' of floats (exact, the dividend's sign)
+            a, b = (A.Cast("f32", False, x, span=sp) for x in args)
+            return A.Paren(A.Binary("%", a, b, span=sp), span=sp)
+        if name == "fdimf" and len(args) == 2:  # a - b where a > b, else +0 (NaN where either is)
+            a, b = (self.named(A.Cast("f32", False, x, span=sp), "dim") for x in args)
+            zero = A.FloatLit(0.0, "0.0f", span=sp)
+            return A.Ternary(A.Binary("<=", a, b, span=sp), zero, A.Binary("-", a, b, span=sp), span=sp)
+        if name in FLOAT_TESTS and len(args) == 1:
+            return self.float_test(name, args[0], sp)
+        if name in OVERLOADED and len(args) == 1:
+            return A.Builtin("__c_ovl_" + name.rsplit(":", 1)[-1], args, span=sp)
+        if name == "__hadd" and len(args) == 2:
+            return A.Builtin("__c_hadd", args, span=sp)
+        if name in INT_INTRINSICS:
+            if len(args) != INT_INTRINSICS[name]:
+                raise _Refused(f"'{name}' with {len(args)} arguments{self.line_of(fn)}")
+            return self.int_intrinsic(name, args, sp)
+        if name in HALF_COMPARES and len(args) == 2:
+            a, b = (A.Cast("f16", False, x, span=sp) for x in args)
+            return A.Paren(A.Binary(HALF_COMPARES[name], a, b, span=sp), span=sp)
+        if name in TYPED_MINMAX and len(args) == 2:
+            builtin, t = TYPED_MINMAX[name]
+            value = A.Builtin(builtin, [A.Cast(t, False, x, span=sp) for x in args], span=sp)
+            return A.Cast(t, False, value, span=sp)
+        if name in HALF_OPS and len(args) == 2:
+            a, b = (A.Cast("f16", False, x, span=sp) for x in args)
+            return A.Cast("f16", False, A.Paren(A.Binary(HALF_OPS[name], a, b, span=sp), span=sp), span=sp)
+        if name in ("__hneg", "__habs") and len(args) == 1:
+            h = A.Cast("f16", False, args[0], span=sp)
+            inner = A.Unary("-", h, span=sp) if name == "__hneg" else A.Builtin("__fabs", [h], span=sp)
+            return A.Cast("f16", False, inner, span=sp)
         if name in OPERATORS and len(args) == 2:
             return A.Paren(A.Binary(OPERATORS[name], args[0], args[1], span=sp), span=sp)
         if name in ("__frcp_rn", "__fdividef") and len(args) == 1:
@@ -662,6 +730,10 @@ class _Reader(StatementReader):
             if args:
                 raise _Refused(f"'{name}' with {len(args)} arguments{self.line_of(fn)}")
             return active_mask(list(self.path), sp, self.named)
+        if name in REDUCES:
+            if len(args) != 2:
+                raise _Refused(f"'{name}' with {len(args)} arguments{self.line_of(fn)}")
+            return warp_reduce(name, args[1], sp, self.named)
         if name in BITS or name in VOTES:
             rest = args[1:] if VOTES.get(name) else args
             if len(rest) != 1:
@@ -686,6 +758,89 @@ class _Reader(StatementReader):
             return A.Builtin(builtin, [rest[0], rest[1], width], span=sp)
         # another function: a helper of the file, resolved where a call uses this one
         return A.Call("call", name, args, span=sp)
+
+    def int_intrinsic(self, name: str, args: list[A.Expr], sp: Span | None) -> A.Expr:
+        """CUDA's integer intrinsic ``name`` of ``args`` (their C prototype's types: ``unsigned int``
+        or ``int``), computed exactly in 64 bits and converted to its 32-bit result."""
+
+        def cast(t: str, e: A.Expr) -> A.Expr:
+            return A.Cast(t, False, e, span=sp)
+
+        def num(v: int, t: str) -> A.Expr:
+            suffix = {"u32": "u", "u64": "ull", "s64": "ll"}.get(t, "")
+            return A.IntLit(v, f"{v}{suffix}", t, span=sp)
+
+        def op(o: str, a: A.Expr, b: A.Expr) -> A.Expr:
+            return A.Paren(A.Binary(o, a, b, span=sp), span=sp)
+
+        def u64(e: A.Expr) -> A.Expr:
+            return cast("u64", cast("u32", e))
+
+        def s64(e: A.Expr) -> A.Expr:
+            return cast("s64", cast("s32", e))
+
+        a = args
+        if name == "__umulhi":
+            return cast("u32", op(">>", op("*", u64(a[0]), u64(a[1])), num(32, "s32")))
+        if name == "__mulhi":
+            return cast("s32", op(">>", op("*", s64(a[0]), s64(a[1])), num(32, "s32")))
+        if name in ("__mul24", "__umul24"):
+            if name == "__umul24":
+                lo = [op("&", cast("u32", x), num(0xFFFFFF, "u32")) for x in a]
+                return op("*", lo[0], lo[1])
+            # the low 24 bits sign-extended, their product's low 32 bits
+            ext = [op(">>", cast("s32", op("<<", cast("u32", x), num(8, "s32"))), num(8, "s32")) for x in a]
+            return cast("s32", op("*", cast("u32", ext[0]), cast("u32", ext[1])))
+        if name in ("__sad", "__usad"):
+            wide = s64 if name == "__sad" else (lambda e: cast("s64", cast("u32", e)))
+            diff = self.named(op("-", wide(a[0]), wide(a[1])), "sad")
+            absd = A.Ternary(A.Binary("<", diff, num(0, "s64"), span=sp), A.Unary("-", diff, span=sp), diff, span=sp)
+            return cast("u32", op("+", cast("u64", A.Paren(absd, span=sp)), u64(a[2])))
+        if name in ("__uhadd", "__urhadd"):
+            total = op("+", u64(a[0]), u64(a[1]))
+            if name == "__urhadd":
+                total = op("+", total, num(1, "u64"))
+            return cast("u32", op(">>", total, num(1, "s32")))
+        if name == "__rhadd":
+            total = op("+", op("+", s64(a[0]), s64(a[1])), num(1, "s64"))
+            return cast("s32", op(">>", total, num(1, "s32")))
+        # funnel shifts and byte permutes: the 64 bits hi:lo (``__byte_perm(x, y, s)``: y:x)
+        lo, hi = (a[0], a[1])
+        both = self.named(op("|", op("<<", u64(hi), num(32, "s32")), u64(lo)), "pair")
+        if name == "__byte_perm":
+            sel = self.named(cast("u32", a[2]), "sel")
+            out: A.Expr | None = None
+            for i in range(4):
+                which = op("&", op(">>", sel, num(4 * i, "s32")), num(7, "u32"))
+                byte = op("&", op(">>", both, op("*", which, num(8, "u32"))), num(0xFF, "u64"))
+                part = op("<<", byte, num(8 * i, "s32"))
+                out = part if out is None else op("|", out, part)
+            assert out is not None
+            return cast("u32", out)
+        shift = cast("u32", a[2])
+        if name.endswith("c"):  # clamped to 32
+            shift = A.Builtin("__min", [shift, num(32, "u32")], span=sp)
+        else:
+            shift = op("&", shift, num(31, "u32"))
+        if name.startswith("__funnelshift_l"):
+            return cast("u32", op(">>", op("<<", both, shift), num(32, "s32")))
+        return cast("u32", op(">>", both, shift))
+
+    def float_test(self, name: str, arg: A.Expr, sp: Span | None) -> A.Expr:
+        """``isnan`` / ``isinf`` / ``isfinite`` / ``signbit`` of ``arg`` as an int (1 or 0)."""
+        x = self.named(A.Cast("f32", False, arg, span=sp), "fv")
+        if name in ("isnan", "__isnanf"):
+            test: A.Expr = A.Binary("!=", x, x, span=sp)
+        elif name in ("isinf", "__isinff"):
+            inf = A.FloatLit(float("inf"), "inf", span=sp)
+            test = A.Binary("==", A.Builtin("__fabs", [x], span=sp), inf, span=sp)
+        elif name in ("isfinite", "__finitef"):
+            test = A.Builtin("__isfinite", [x], span=sp)
+        else:  # signbit: set for -0.0 and negative NaNs too
+            bits = A.Builtin("__bits_f32_as_s32", [x], span=sp)
+            test = A.Binary("<", bits, A.IntLit(0, "0", "s32", span=sp), span=sp)
+        one, zero = A.IntLit(1, "1", "s32", span=sp), A.IntLit(0, "0", "s32", span=sp)
+        return A.Ternary(test, one, zero, span=sp)
 
 
 def _number(text: str, span: Span | None) -> A.Expr:

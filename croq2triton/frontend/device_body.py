@@ -596,6 +596,8 @@ class StatementReader:
             raise Refused(f"an atomic or a call of a helper with atomics in the condition of {what}")
         if self.truth(cond) is True and jumps.brk is None and returned is None:
             raise Refused(f"{what} without a way to end (no condition, 'break' or 'return')")
+        # (``while (true)`` left only by its ``return``s: nothing after it is reached)
+        only_returns = self.truth(cond) is True and jumps.brk is None and returned is not None
         for flag in (jumps.brk, returned):
             if flag is not None:
                 whole = self.both(self.negate(A.Name(state[flag])), cond)
@@ -675,6 +677,8 @@ class StatementReader:
         if result is None:
             result = env[value].value if value is not None else A.IntLit(0, "0")
         assert result is not None
+        if only_returns:
+            return Flow(None, None, result)
         return Flow(out, outs[returned], result)
 
     # ------------------------------------------------------------ break / continue

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from . import ast as A
 from .device import C_TYPES, CROQ_TYPES, DeviceFunction, read_device, template_list
 from .device_body import fold
+from .direct_intrinsics import implicit_helpers
 
 
 def device_functions(items: list[A.TopItem]) -> dict[str, DeviceFunction]:
@@ -53,6 +54,7 @@ def resolve_helpers(items: list[A.TopItem]) -> None:
     """Every call of a device helper in the ``__co__`` functions of ``items``, as the module
     docstring says (in place)."""
     devices = device_functions(items)
+    implicit_helpers(items, devices)  # ``call __popc(m)`` of a CUDA intrinsic (frontend/direct_intrinsics.py)
     if not devices:
         return
     kinds: dict[str, str] = {}

@@ -34,6 +34,10 @@ MATH_F32 = {
     "__tan": "_libm.tan", "__asin": "_libm.asin",
     "__acos": "_libm.acos", "__atan": "_libm.atan",
     "__sinh": "_libm.sinh", "__cosh": "_libm.cosh",
+    # a helper's CUDA math functions that no builtin spells (frontend/device.py LIBM): names no program can write
+    "__c_log2": "log2", "__c_erf": "erf", "__c_trunc": "_libm.trunc", "__c_rint": "_libm.rint",
+    "__c_log10": "_libm.log10", "__c_exp10": "_libm.exp10", "__c_cbrt": "_libm.cbrt",
+    "__c_hypot": "_libm.hypot", "__c_copysign": "_libm.copysign",
 }  # fmt: skip
 # the bits of a value as another type of its width: (the source type, the result type, the function)
 BITCASTS = {
@@ -293,6 +297,17 @@ class Arith:
             src, dst, fn = BITCASTS[e.name]
             arg = self.convert(args[0], src).expr
             return Value(E.Call(fn, (arg,), ir_type(dst) or dst), dst)
+        if e.name.startswith("__c_ovl_") and len(args) == 1:  # a helper's sqrt(x): in the argument's type
+            fn = e.name.removeprefix("__c_ovl_")
+            ctype = "f32" if self.ctype_of(args[0]) in ("f32", "f16", "bf16") else "f64"
+            return Value(E.Call(fn, (self.convert(args[0], ctype).expr,), ctype), ctype)
+        if e.name == "__c_hadd" and len(args) == 2:  # a helper's __hadd: of halves, or of ints (their average)
+            if all(TYPES[self.ctype_of(a)].is_float for a in args):
+                h = [self.convert(a, "f16") for a in args]
+                return self.convert(self.binary("+", h[0], h[1], e), "f16")
+            w = [self.convert(self.convert(a, "s32"), "s64") for a in args]
+            total = self.binary("+", w[0], w[1], e)
+            return self.convert(self.binary(">>", total, Value(E.Const(1), "int"), e), "s32")
         if e.name in ("__gelu", "__softplus", "__sign", "__isfinite") and len(args) == 1:
             return self.activation(e.name, args[0])
         fn = MATH_F32.get(e.name)

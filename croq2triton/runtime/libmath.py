@@ -253,6 +253,74 @@ def fmod(x, y):
     return r
 
 
+# CUDA's math functions of a __device__ helper that Croqtile has no builtin for (frontend/device.py
+# LIBM): C's values, in f32; in the interpreter through float64 where libdevice is out of reach
+@triton.jit
+def trunc(x):
+    """C's ``truncf``: toward zero (``-0.4`` gives ``-0.0``: ``ceil`` keeps the sign)."""
+    return tl.where(x < 0.0, tl.ceil(x), tl.floor(x))
+
+
+@triton.jit
+def rint(x):
+    """C's ``rintf`` / ``nearbyintf`` under the default rounding: to the nearest, ties to even."""
+    if _INTERPRET:
+        f = tl.floor(x)
+        d = x - f
+        odd = (f - 2.0 * tl.floor(f * 0.5)) == 1.0
+        y = _with_sign(tl.where((d > 0.5) | ((d == 0.5) & odd), f + 1.0, f), x)
+    else:
+        y = libdevice.rint(x)
+    return y
+
+
+@triton.jit
+def log10(x):
+    if _INTERPRET:
+        y = (tl.log(x.to(tl.float64)) * 0.4342944819032518).to(tl.float32)
+    else:
+        y = libdevice.log10(x)
+    return y
+
+
+@triton.jit
+def exp10(x):
+    if _INTERPRET:
+        y = tl.exp(x.to(tl.float64) * 2.302585092994046).to(tl.float32)
+    else:
+        y = libdevice.exp10(x)
+    return y
+
+
+@triton.jit
+def cbrt(x):
+    if _INTERPRET:
+        a = tl.abs(x).to(tl.float64)
+        y = _with_sign(tl.exp(tl.log(a) / 3.0).to(tl.float32), x)
+    else:
+        y = libdevice.cbrt(x)
+    return y
+
+
+@triton.jit
+def hypot(x, y):
+    """C's ``hypotf``: without overflow on the way, infinite where either is (even beside a NaN)."""
+    if _INTERPRET:
+        a = x.to(tl.float64)
+        b = y.to(tl.float64)
+        r = tl.sqrt(a * a + b * b).to(tl.float32)
+        r = tl.where((tl.abs(x) == float("inf")) | (tl.abs(y) == float("inf")), float("inf"), r)
+    else:
+        r = libdevice.hypot(x, y)
+    return r
+
+
+@triton.jit
+def copysign(x, y):
+    """C's ``copysignf``: ``|x|`` with the sign bit of ``y``."""
+    return _with_sign(x, y)
+
+
 # the bits of a value as another type of the same width (CUDA's __float_as_int, __int_as_float, ...)
 @triton.jit
 def as_int32(x):

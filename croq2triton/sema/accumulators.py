@@ -39,6 +39,16 @@ def accumulator_errors(fn: A.CoFunction, res: Resolution) -> list[Diagnostic]:
             hint = "make an accumulator with 'acc = mma.fill.f32 0.0f;'; a buffer's elements are set by copies"
         else:
             continue
+        if isinstance(acc, A.Name) and res.binding(acc) is None and not any(b.name == acc.name for b in res.bindings):
+            out.append(  # (declared nowhere in the function: no fragment of any scope)
+                Diagnostic(
+                    "error",
+                    f"{where} is a fragment; '{acc.name}' is not declared",
+                    acc.span or n.span,
+                    "make the accumulator first: 'acc = mma.fill.f32 0.0f;'",
+                )
+            )
+            continue
         what = _kind(acc, res)
         if what is not None:
             out.append(

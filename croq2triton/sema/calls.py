@@ -74,6 +74,8 @@ def helper_call_errors(fn: A.CoFunction) -> list[Diagnostic]:
         if not (isinstance(n, A.Call) and n.kind == "call" and n.device is not None):
             continue
         df = n.device
+        if not getattr(df, "signature_read", True):  # (its parameters unknown: the call reports its refusal)
+            continue
         params = list(getattr(df, "params", []))
         least = sum(1 for p in params if p.default is None)
         where = f"'__device__ {df.name}' at line {df.span.line}" if df.span is not None else f"'{df.name}'"

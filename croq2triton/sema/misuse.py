@@ -57,8 +57,8 @@ def misuse_errors(fn: A.CoFunction, res: Resolution) -> list[Diagnostic]:
         elif isinstance(n, A.UBound):
             b = res.binding(n)
             # (a name assigned a composed index, ``tile = k # p``, keeps its bound: an 'int' declared
-            # with its type, ``int k = 3;``, has none)
-            unbounded = b is not None and (b.kind != "int" or b.origin == "declaration")
+            # with its type, ``int k = 3;``, or an 'int' parameter has none)
+            unbounded = b is not None and (b.kind != "int" or b.origin in ("declaration", "parameter"))
             if b is not None and b.kind in (*_DATA, "future", "event") and unbounded:
                 what = _DATA.get(b.kind, f"a {b.kind}")
                 out.append(

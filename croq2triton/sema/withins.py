@@ -13,11 +13,37 @@ from .tiling import source_text
 def within_errors(fn: A.CoFunction, res: Resolution) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     for n in fn.walk():
+        if isinstance(n, A.Within) and (what := _no_shape(n.shape, res)) is not None:
+            out.append(_not_a_shape(n, what))
+            continue
         if isinstance(n, A.Within) and n.vars:
             extents = shape_extents(n.shape, lambda x: res.binding(x))
             if extents is not None and all(_plain(e, res) for e in extents) and len(extents) != len(n.vars):
                 out.append(_count_error(n, len(extents)))
     return out
+
+
+# kinds of bindings that are no shape and no extent: what 'in' cannot bound a name by
+_NO_SHAPE = {
+    "spanned": "spanned data (a tensor or buffer)", "future": "a future", "event": "an event",
+    "bool": "a bool", "stream": "a stream",
+}  # fmt: skip
+
+
+def _no_shape(e: A.Expr, res: Resolution) -> str | None:
+    e = A.unparen(e)
+    b = res.binding(e) if isinstance(e, A.Name) else None
+    return None if b is None else _NO_SHAPE.get(b.kind)
+
+
+def _not_a_shape(w: A.Within, what: str) -> Diagnostic:
+    text = source_text(w.shape)
+    return Diagnostic(
+        "error",
+        f"'{' '.join(w.names) or '_'} in {text}': '{text}' is {what}, not a shape or an extent",
+        w.shape.span or w.span,
+        f"bound the index by the shape of the data, '{text}.span', or by an extent",
+    )
 
 
 def _plain(e: A.Expr, res: Resolution) -> bool:
