@@ -235,3 +235,117 @@ def test_every_function_of_the_program_is_checked() -> None:
     text = PROGRAM.read_text()
     names = {line.split("(")[0].split()[-1] for line in text.splitlines() if line.startswith("__co__")}
     assert names == {f.__name__ for f in CHECKS}
+
+
+# ---------------------------------------------------------------- whole lines under auto (sm_90a)
+
+# sizes at which the launchers pick their widened kernels (a program per SM or more), multiples of 16
+SIZES: dict[str, dict[str, int]] = {
+    "embed_flat_f16": {"T": 16384, "V": 32768, "D": 1024},
+    "index_select_rows": {"K": 4096, "M": 4096, "N": 4096},
+    "index_select_cols_f16": {"K": 2048, "M": 4096, "N": 4096},
+    "permute_rows": {"M": 4096, "N": 4096},
+    "batched_gather_cols_f16": {"B": 8, "K": 1024, "M": 512, "N": 2048},
+    "lerp_rows": {"B": 8, "T": 1024, "S": 1024, "D": 1024},
+    "index_add_scaled": {"T": 16384, "D": 1024, "V": 1024},
+    "scatter_add_last": {"M": 4096, "N": 4096, "K": 1024},
+    "flip_cols": {"M": 4096, "N": 4096},
+    "flip_cols_smem_f16": {"M": 4096, "N": 4096},
+    "roll_store": {"M": 4096, "N": 4096, "shift": 256},
+    "strided_cols_f16": {"M": 4096, "N": 4096, "H": 2048, "step": 2},
+    "transpose_flat": {"M": 4096, "N": 4096},
+    "im2col3x3": {"C": 64, "H": 64, "W": 64, "C9": 576, "HW": 4096},
+    "pad2d_f16": {"M": 4096, "N": 4096, "P": 4112, "Q": 4160, "top": 8, "left": 32},
+    "concat_cols_loops": {"M": 4096, "N1": 2048, "N2": 2048, "N3": 4096},
+    "masked_select_flat": {"N": 16777216, "S": 16777216},
+    "one_hot_flat_f16": {"T": 16384, "V": 4096},
+    "repeat_rows": {"M": 4096, "D": 4096, "R": 16384, "rep": 4},
+}
+
+
+def _accesses(function: str) -> dict[str, dict[str, int]]:
+    """``function``'s accesses compiled for sm_90a at its ``SIZES`` (once per test run)."""
+    return access_counts.accesses(PROGRAM, function, SIZES[function])
+
+
+_FLIP = (
+    "a load whose contiguous index runs backwards along the lanes (N - 1 - j) is not vectorised by Triton "
+    "(contiguity -1): it should read the line forwards and reverse it in registers (tl.flip)"
+)
+_FLAT_T = (
+    "a flat thread index whose store index is swapped (out.at(f % N, f / N)) stays a 1-D tile: the store runs "
+    "down a column of out, an element a thread; it should be a [BM, BN] tile of x, stored through tl.trans"
+)
+
+# (function, "tensor.ld" / "tensor.st", scalar accesses allowed, why not yet): the accesses that run along a
+# contiguous axis, which auto must compile to whole lines.  Left out: index reads (ids, idx, perm, lo, w,
+# mask: a value a row or a program), true gathers (index_select_cols' and batched_gather_cols' x, im2col's
+# shifted reads: x[.., w + kw - 1] is a line at an offset of one element, no 16-byte group aligned),
+# x[:, ::step] at a run-time step, the compacted store of masked_select, atomics.
+WHOLE: list[tuple[str, str, int, str]] = [
+    ("embed_flat_f16", "table.ld", 0, ""),
+    ("embed_flat_f16", "out_1d.st", 0, ""),
+    ("index_select_rows", "x.ld", 0, ""),
+    ("index_select_rows", "out.st", 0, ""),
+    ("index_select_cols_f16", "out.st", 0, ""),
+    ("permute_rows", "x.ld", 0, ""),
+    ("permute_rows", "out.st", 0, ""),
+    ("batched_gather_cols_f16", "idx.ld", 0, ""),
+    ("batched_gather_cols_f16", "out.st", 0, ""),
+    ("lerp_rows", "x.ld", 0, ""),
+    ("lerp_rows", "out.st", 0, ""),
+    (
+        "index_add_scaled",
+        "x.ld",
+        0,
+        "a block a row with atomics, a block-stride loop: 128 lanes of the row on 4 warps, an element a thread",
+    ),
+    ("scatter_add_last", "idx.ld", 0, ""),
+    ("scatter_add_last", "x.ld", 0, ""),
+    ("flip_cols", "x.ld", 0, _FLIP),
+    ("flip_cols", "out.st", 0, ""),
+    ("flip_cols_smem_f16", "x.ld", 0, _FLIP),
+    ("flip_cols_smem_f16", "out.st", 0, ""),
+    ("roll_store", "x.ld", 0, ""),
+    ("roll_store", "out.st", 0, ""),
+    (
+        "strided_cols_f16",
+        "out.st",
+        0,
+        "the [4, 128] tile of a program keeps the strided load's layout (an f16 a thread): the contiguous store "
+        "of out is compiled element by element",
+    ),
+    ("transpose_flat", "x.ld", 0, ""),
+    ("transpose_flat", "out.st", 0, _FLAT_T),
+    ("im2col3x3", "out.st", 0, ""),
+    ("pad2d_f16", "x.ld", 0, ""),
+    ("pad2d_f16", "out.st", 0, ""),
+    ("concat_cols_loops", "a.ld", 0, ""),
+    ("concat_cols_loops", "b.ld", 0, ""),
+    ("concat_cols_loops", "out.st", 0, ""),
+    ("masked_select_flat", "pre.ld", 0, ""),
+    ("masked_select_flat", "x.ld", 0, ""),
+    ("one_hot_flat_f16", "out_1d.st", 0, ""),
+    ("repeat_rows", "x.ld", 0, ""),
+    ("repeat_rows", "out.st", 0, ""),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("function", "access", "scalars"),
+    [
+        pytest.param(f, a, n, id=f"{f}-{a}", marks=[pytest.mark.xfail(strict=True, reason=why)] if why else [])
+        for f, a, n, why in WHOLE
+    ],
+)
+def test_auto_accesses_whole_lines(function: str, access: str, scalars: int) -> None:
+    got = _accesses(function)
+    assert access in got, f"no access of {access} in {function}: {got}"
+    assert got[access].get("x1", 0) <= scalars, (
+        f"{function}: {access} is {got[access]} (x1: an element a thread); {got}"
+    )
+
+
+def test_every_function_has_sizes_for_the_compile_check() -> None:
+    assert set(SIZES) == {f.__name__ for f in CHECKS}
