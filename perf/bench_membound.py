@@ -533,6 +533,15 @@ def _cases16(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
             0.0,
         ),
         Case(
+            "flip of the columns f16 (written by the store index, doubled)",
+            forms4,
+            "flip_store_f16",
+            lambda m, n: ([rand(m, n, dtype=h)], [nan(m, n, dtype=h)]),
+            lambda x: [x.double().flip(1) * 2],
+            lambda x: x.flip(1) * 2,
+            0.0,
+        ),
+        Case(
             "roll of the rows by n / 4 f32 (the store index computed)",
             forms4,
             "roll_store",

@@ -133,6 +133,12 @@ def flip_cols_smem_f16(m: object) -> None:
     _same(out, _d(x).flip(1))
 
 
+def flip_store_f16(m: object) -> None:
+    x, out = _randn(13, 333, dtype=torch.float16), _full(13, 333, dtype=torch.float16)
+    m.flip_store_f16(x, out)  # type: ignore[attr-defined]
+    _same(out, _d(x).flip(1) * 2)
+
+
 def roll_store(m: object) -> None:
     x, out = _randn(9, 301), _full(9, 301)
     m.roll_store(117, x, out)  # type: ignore[attr-defined]
@@ -206,7 +212,8 @@ def repeat_rows(m: object) -> None:
 
 CHECKS: list[Callable[[object], None]] = [
     embed_flat_f16, index_select_rows, index_select_cols_f16, permute_rows, batched_gather_cols_f16,
-    lerp_rows, index_add_scaled, scatter_add_last, flip_cols, flip_cols_smem_f16, roll_store,
+    lerp_rows, index_add_scaled, scatter_add_last, flip_cols, flip_cols_smem_f16, flip_store_f16,
+    roll_store,
     strided_cols_f16, transpose_flat, im2col3x3, pad2d_f16, concat_cols_loops, masked_select_flat,
     one_hot_flat_f16, repeat_rows,
 ]  # fmt: skip
@@ -251,6 +258,7 @@ SIZES: dict[str, dict[str, int]] = {
     "scatter_add_last": {"M": 4096, "N": 4096, "K": 1024},
     "flip_cols": {"M": 4096, "N": 4096},
     "flip_cols_smem_f16": {"M": 4096, "N": 4096},
+    "flip_store_f16": {"M": 4096, "N": 4096},
     "roll_store": {"M": 4096, "N": 4096, "shift": 256},
     "strided_cols_f16": {"M": 4096, "N": 4096, "H": 2048, "step": 2},
     "transpose_flat": {"M": 4096, "N": 4096},
@@ -268,10 +276,6 @@ def _accesses(function: str) -> dict[str, dict[str, int]]:
     return access_counts.accesses(PROGRAM, function, SIZES[function])
 
 
-_FLIP = (
-    "a load whose contiguous index runs backwards along the lanes (N - 1 - j) is not vectorised by Triton "
-    "(contiguity -1): it should read the line forwards and reverse it in registers (tl.flip)"
-)
 _FLAT_T = (
     "a flat thread index whose store index is swapped (out.at(f % N, f / N)) stays a 1-D tile: the store runs "
     "down a column of out, an element a thread; it should be a [BM, BN] tile of x, stored through tl.trans"
@@ -302,10 +306,12 @@ WHOLE: list[tuple[str, str, int, str]] = [
     ),
     ("scatter_add_last", "idx.ld", 0, ""),
     ("scatter_add_last", "x.ld", 0, ""),
-    ("flip_cols", "x.ld", 0, _FLIP),
+    ("flip_cols", "x.ld", 0, ""),
     ("flip_cols", "out.st", 0, ""),
-    ("flip_cols_smem_f16", "x.ld", 0, _FLIP),
+    ("flip_cols_smem_f16", "x.ld", 0, ""),
     ("flip_cols_smem_f16", "out.st", 0, ""),
+    ("flip_store_f16", "x.ld", 0, ""),
+    ("flip_store_f16", "out.st", 0, ""),
     ("roll_store", "x.ld", 0, ""),
     ("roll_store", "out.st", 0, ""),
     (
