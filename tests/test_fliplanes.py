@@ -97,15 +97,18 @@ def test_flips_only_under_auto_and_where_proved(schedule: str) -> None:
         assert flips == {"rev_cols": 0, "rev_store": 0, "rev_t": 0}
     else:
         assert all(n >= 1 for n in flips.values()), flips
-        assert "tl.flip(x_val_fwd,1)" in kernel_code(source, "rev_cols_k0")
-        assert "tl.flip(x_val_fwd,0)" in kernel_code(source, "rev_t_k0")  # the lane of the first axis
-        assert "tl.flip(x_val,1)" in kernel_code(source, "rev_store_k0")  # the stored value
+        # groups of 4 f32 (16 bytes) read forwards, reversed in registers along the axis after the group's
+        assert "tl.reshape(tl.flip(x_val_fwd,2),[" in kernel_code(source, "rev_cols_k0")
+        assert "tl.reshape(tl.flip(x_val_fwd,1),[" in kernel_code(source, "rev_t_k0")  # the lane of the first axis
+        assert "tl.flip(tl.reshape(x_val,[" in kernel_code(source, "rev_store_k0")  # the stored value
     assert "tl.flip(" not in kernel_code(source, "rev_gathered_k0")
 
 
 def test_the_forward_index_increases_along_the_lane() -> None:
-    """The load of rev_cols under auto: ``j`` with coefficient +1 in its last index, none with -1."""
+    """The load of rev_cols under auto: the lane within a group (``j_rev``) with coefficient +1 in its last
+    index, ``j`` itself not read."""
     code = kernel_code(_out("auto")[0], "rev_cols_k0")
     loads = re.findall(r"tl\.load\((x_ptr[^,]*),", code)
     assert len(loads) == 2, code  # the interior's and the edge's
-    assert all("+j*x_stride_1" in a and "-j*x_stride_1" not in a for a in loads), loads
+    assert all(re.search(r"\+j_rev(_\d)?\*x_stride_1", a) and "-j_rev" not in a for a in loads), loads
+    assert not any(re.search(r"\bj\*x_stride_1", a) for a in loads), loads

@@ -8,37 +8,48 @@ to 64 scalar loads a thread for sm_90a where the forward copy has 16 vector ones
 
 Under ``--schedule auto``, after the interior split (schedule/interior.py) and the coarsening, when
 each block's extents are final: each load (store) whose last index, lets resolved, is affine in a
-lane ``j`` with coefficient -1, is read (written) at ``j' = B - 1 - j`` instead and its value reversed
-along ``j``'s axis with ``tl.flip``:
+lane ``j`` of ``B`` with coefficient -1 is made forwards.  Where ``B`` is a multiple of ``V`` (16 bytes
+of the element) and above it, in groups: with ``j = V * g + (V - 1 - k)`` (``g`` a lane of ``B / V`` on
+``j``'s axis, ``k`` a lane of ``V`` on a new axis after it, the tile one rank higher),
 
-* the load ``v = x[idx(j)]`` under ``mask(j)`` becomes ``w = x[idx(B - 1 - j)]`` under ``mask(B - 1 -
-  j)`` and ``v = flip(w, axis)``: ``flip(w)[j] = w[B - 1 - j] = x[idx(j)]`` where ``mask(j)`` holds, and
-  the load's ``other`` (or the sanitizer's NaN) where it does not, exactly as before; the last index
-  becomes ``c - B + 1 + j``, increasing along the lanes;
-* the store ``x[idx(j)] = v`` under ``mask(j)`` becomes ``x[idx(B - 1 - j)] = flip(v, axis)`` under
-  ``mask(B - 1 - j)``: the lane at ``j`` writes what the lane at ``B - 1 - j`` wrote, to the element
-  that lane wrote, under that lane's guard: the same elements get the same values.
+* the load ``v = x[idx(j)]`` under ``mask(j)`` becomes ``w = x[idx(V * g + V - 1 - k)]`` under the mask
+  there, and ``v = reshape(flip(w, k's axis), v's shape)``: ``flip(w)[g, k] = w[g, V - 1 - k]``, the
+  element of lane ``V * g + k`` of ``v``, and the row-major reshape puts ``[g, k]`` at ``V * g + k``;
+  each group of ``V`` reads ``V`` consecutive elements forwards (the last index is ``r - V * g + k``),
+  one 16-byte access, and only the ``V`` elements of one group are reversed (Triton keeps them in one
+  thread: no shuffles; sm_90a routes the reshape through shared memory, 16 ``st.shared`` and 16
+  ``ld.shared`` a thread for a [32, 128] f32 tile where a flip of the whole row took 320 shuffles);
+* the store ``x[idx(j)] = v`` under ``mask(j)`` becomes ``x[idx(V * g + V - 1 - k)] = flip(reshape(v,
+  [.., B / V, V, ..]), k's axis)`` under the mask there: the element stored at ``[g, k]`` is ``v``'s at
+  ``V * g + V - 1 - k``, where the lane ``j = V * g + V - 1 - k`` stored it.
+
+Other lanes and loaded values of the index and mask (constant along ``j``'s axis) are put at the
+higher rank (a lane of the same extent on the shifted axis; a value reshaped with a 1 inserted).
+Where no grouping applies (``B <= V``, a tile in the index that is no variable), the whole access is
+mirrored instead: ``j`` read as ``B - 1 - j`` in the index and mask and the value flipped along ``j``'s
+axis (``tl.flip`` of the whole tile: shuffles across lanes).
 
 ``tl.flip`` (Triton 3.6) bit-casts to an integer of the element's width and reverses by xor sums: exact
-for every value (NaN, -0.0 included); within a thread it is a register permutation, across lanes and
-warps Triton exchanges through shuffles and shared memory.
+for every value (NaN, -0.0 included).
 
 *Proof obligations* (else the access stays as written): ``j`` is a lane (a lifted ``tl.arange(0,
 B)``), ``B`` a power of two above 1; the accessed value has extent ``B`` on ``j``'s axis (or is
-broadcast along it, for a store); nothing else in the index, the mask or the stored value varies along
-that axis: every other variable they read (lets resolved: offsets, loaded values, program ids) has
-extent 1 there or is a scalar, so that substituting ``B - 1 - j`` for ``j`` is the value of the lane
-at ``B - 1 - j``.  A mask's comparisons that become decreasing in ``j`` are written with ``j`` alone
-on the left (``a - j < b`` as ``j >= a - b + 1``), the same lanes, so Triton proves them constant over
-aligned groups where the bounds allow it.
+broadcast along it, for a store); nothing else in the index or the mask varies along that axis: every
+other variable they read (lets resolved: offsets, loaded values, program ids) has extent 1 there or is
+a scalar, so that the index and mask at another value of ``j`` are those of the lane there (a stored
+value is reversed whole, whatever it reads).  A mask's comparisons that become decreasing in the lane
+(``k``, or ``j`` mirrored) are written with it alone on the left (``a - k < b`` as ``k >= a - b + 1``),
+the same lanes, so Triton proves them constant over aligned groups where the bounds allow it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
+from ..sema.types import TYPES
 from ..tir import expr as E
 from ..tir import nodes as N
+from .vecmasks import VECTOR_BYTES
 
 _SWAPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 
@@ -66,7 +77,7 @@ class _Lane:
 
 class _Rewrite:
     def __init__(self, kernel: N.Kernel) -> None:
-        self.pointers = {a.name for a in kernel.args if isinstance(a, N.Pointer)}
+        self.pointers = {a.name: a for a in kernel.args if isinstance(a, N.Pointer)}
         self.taken = {a.name for a in kernel.args} | {v.name for s in N.walk(kernel.body) for v in N.defines(s)}
         self.taken |= {s.var.name for s in N.walk(kernel.body) if isinstance(s, N.Assign)}
         self.changed = False
@@ -123,6 +134,9 @@ class _Rewrite:
         for e in [*index, *([mask] if mask is not None else [])]:
             if not _only_along(e, lane):
                 return None
+        grouped = self.grouped(s, index, mask, lane, lanes)
+        if grouped is not None:
+            return grouped
         new_index = tuple(_mirrored(i, lane) for i in index)
         head: list[N.Stmt] = []
         new_mask: E.Var | None = None
@@ -142,6 +156,117 @@ class _Rewrite:
         if value_shape[lane.axis] == lane.extent:
             stored = E.Call("flip", (s.value, axis), s.value.dtype)
         return [*head, dataclasses.replace(s, index=new_index, mask=new_mask, value=stored)]
+
+    def grouped(
+        self, s: N.Load | N.Store, index: list[E.Expr], mask: E.Expr | None, lane: _Lane, lanes: dict[str, _Lane]
+    ) -> list[N.Stmt] | None:
+        """The access as groups of ``V`` lanes (16 bytes): lane ``j = V * g + (V - 1 - k)`` of a tile one
+        rank higher (``g`` of ``B / V`` on ``j``'s axis, ``k`` of ``V`` after it), so that each group reads
+        ``V`` consecutive elements forwards along ``k`` and only the ``V`` elements a thread holds are
+        reversed (``tl.flip`` over ``k``, in registers); the groups keep their places, each at its
+        mirrored address.  None where the index or mask holds a tile that is not a variable, or ``B``
+        is not a multiple of ``V``."""
+        ptr = self.pointers[s.base]
+        width = VECTOR_BYTES // (TYPES[ptr.dtype].nbytes if ptr.dtype in TYPES else 4)
+        b, a = lane.extent, lane.axis
+        if width < 2 or b % width or b == width:
+            return None
+        exprs = [*index, *([mask] if mask is not None else [])]
+        if any(not n.children() and n.shape and not isinstance(n, E.Var) for e in exprs for n in e.walk()):
+            return None
+        rank = len(lane.var.shape)
+        line = s.line
+        g = E.Var(
+            N.fresh_name(f"{lane.var.name}_grp", self.taken),
+            "i32",
+            lo=0,
+            hi=b // width - 1,
+            dims=_up(lane.var.shape, a, b // width, 1),
+        )
+        k = E.Var(
+            N.fresh_name(f"{lane.var.name}_rev", self.taken),
+            "i32",
+            lo=0,
+            hi=width - 1,
+            dims=_up(lane.var.shape, a, 1, width),
+        )
+        head: list[N.Stmt] = [
+            N.Let(g, E.Lift(E.Arange(b // width), rank + 1, (a,)), line=line),
+            N.Let(k, E.Lift(E.Arange(width), rank + 1, (a + 1,)), line=line),
+        ]
+        at_j = E.Bin("+", E.Bin("*", E.Const(width), g), E.Bin("-", E.Const(width - 1), k))
+        k_lane = _Lane(k, a + 1, width)
+        env: dict[str, E.Expr] = {lane.var.name: at_j}
+        for v in {v.name: v for e in exprs for v in E.free_vars(e)}.values():
+            if v.name == lane.var.name or not v.shape:
+                continue
+            other = lanes.get(v.name)
+            if other is not None:  # another lane: a lane of the higher rank (bounds read it as one)
+                up_lane = E.Var(
+                    N.fresh_name(f"{v.name}_up", self.taken),
+                    "i32",
+                    lo=0,
+                    hi=other.extent - 1,
+                    dims=_up(v.shape, a, v.shape[a], 1),
+                )
+                d = other.axis if other.axis < a else other.axis + 1
+                head.append(N.Let(up_lane, E.Lift(E.Arange(other.extent), rank + 1, (d,)), line=line))
+                env[v.name] = up_lane
+            else:  # a loaded value, constant along j's axis
+                env[v.name] = E.Reshape(v, _up(v.shape, a, v.shape[a], 1))
+
+        def up(e: E.Expr) -> E.Expr:
+            return _regrouped(e, lane.var.name, g, k, width, env)
+
+        new_index = tuple(up(i) for i in index)
+        new_mask: E.Var | None = None
+        if mask is not None and s.mask is not None:
+            new_mask = E.Var(
+                N.fresh_name(f"{s.mask.name}_fwd", self.taken), "i1", dims=_up(s.mask.shape, a, b // width, width)
+            )
+            head.append(N.Let(new_mask, E.conj(_increasing(up(t), k_lane) for t in E.conjuncts(mask)), line=line))
+        inner = E.Const(a + 1)
+        if isinstance(s, N.Load):
+            shape3 = _up(s.var.shape, a, b // width, width)
+            fwd = E.Var(N.fresh_name(f"{s.var.name}_fwd", self.taken), s.var.type, dims=shape3)
+            value = E.Reshape(E.Call("flip", (fwd, inner), s.var.type), s.var.shape)
+            return [
+                *head,
+                dataclasses.replace(s, var=fwd, index=new_index, mask=new_mask),
+                N.Let(s.var, value, line=line),
+            ]
+        shape = s.value.shape
+        stored: E.Expr
+        if shape[a] == b:
+            stored = E.Call("flip", (E.Reshape(s.value, _up(shape, a, b // width, width)), inner), s.value.dtype)
+        else:
+            stored = E.Reshape(s.value, _up(shape, a, 1, 1))
+        return [*head, dataclasses.replace(s, index=new_index, mask=new_mask, value=stored)]
+
+
+def _up(shape: E.Shape, axis: int, outer: E.Dim, inner: E.Dim) -> E.Shape:
+    """``shape`` with its dimension ``axis`` as the two ``outer``, ``inner``."""
+    return (*shape[:axis], outer, inner, *shape[axis + 1 :])
+
+
+def _regrouped(e: E.Expr, j: str, g: E.Var, k: E.Var, width: int, env: dict[str, E.Expr]) -> E.Expr:
+    """``e`` at ``j = width * g + (width - 1 - k)``, the other variables as ``env`` has them: an affine
+    integer ``c * j + r`` spelled ``r' + c * (width - 1) + c * width * g - c * k`` with ``g`` and ``k`` as
+    themselves (the form bounds and Triton's contiguity read), a comparison side by side."""
+    if j not in E.names(e):
+        return E.substitute(e, env)
+    lin = E.linear(e, [j]) if E.is_int(e.dtype) and e.dtype != "i1" else None
+    if lin is None:
+        if isinstance(e, E.Bin) and e.op in _SWAPPED:
+            return E.Bin(e.op, _regrouped(e.lhs, j, g, k, width, env), _regrouped(e.rhs, j, g, k, width, env))
+        return E.substitute(e, {**env, j: E.Bin("+", E.Bin("*", E.Const(width), g), E.Bin("-", E.Const(width - 1), k))})
+    c = lin[0].get(j, 0)
+    out: E.Expr = E.fold(E.Bin("+", E.substitute(lin[1], env), E.Const(c * (width - 1))))
+    if c == 0:
+        return out
+    out = E.Bin("+" if c > 0 else "-", out, E.Bin("*", g, E.Const(abs(c) * width)))
+    term: E.Expr = k if abs(c) == 1 else E.Bin("*", E.Const(abs(c)), k)
+    return E.Bin("-" if c > 0 else "+", out, term)
 
 
 def _lane(s: N.Let) -> _Lane | None:
