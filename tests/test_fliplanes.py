@@ -38,6 +38,14 @@ __co__ void rev_t(global f32 [N, M] x, global f32 [M, N] out) {
         out.at(bm # i, bn # j) = x.at(bn # j, M - 1 - (bm # i));
 }
 
+// a row of 4 f32 reversed: one 16-byte group, no grouping (the whole tile flipped along the lane)
+__co__ void rev_narrow(global f32 [M, 4] x, global f32 [M, 4] out) {
+  parallel bm by cdiv(M, 32) : block
+    parallel {i, j} by [32, 4] : thread
+      if ((bm # i) < M)
+        out.at(bm # i, j) = x.at(bm # i, 3 - j);
+}
+
 // out[i, j] = x[i, s[i, j]] written as x[i, idx[i, j] - j] (idx = s + j): the index reads a value
 // loaded along j, so the lane at N - 1 - j is not the same expression at the mirrored lane
 __co__ void rev_gathered(global s32 [M, N] idx, global f32 [M, N] x, global f32 [M, N] out) {
@@ -82,6 +90,9 @@ def test_reversed_accesses_are_right(schedule: str, m: int, n: int) -> None:
     xt, out = _randn(n, m), _full(m, n)
     mod.rev_t(xt, out)  # type: ignore[attr-defined]
     torch.testing.assert_close(out.double(), xt.double().T.flip(0), rtol=0, atol=0)
+    x4, out = _randn(m, 4), _full(m, 4)
+    mod.rev_narrow(x4, out)  # type: ignore[attr-defined]
+    torch.testing.assert_close(out, x4.flip(1), rtol=0, atol=0)
     s = torch.randint(0, n, (m, n), device=DEVICE)
     idx = (s + torch.arange(n, device=DEVICE)[None, :]).int()
     out = _full(m, n)
@@ -92,15 +103,18 @@ def test_reversed_accesses_are_right(schedule: str, m: int, n: int) -> None:
 @pytest.mark.parametrize("schedule", ["source", "auto"])
 def test_flips_only_under_auto_and_where_proved(schedule: str) -> None:
     source, _ = _out(schedule)
-    flips = {fn: kernel_code(source, f"{fn}_k0").count("tl.flip(") for fn in ("rev_cols", "rev_store", "rev_t")}
+    names = ("rev_cols", "rev_store", "rev_t", "rev_narrow")
+    flips = {fn: kernel_code(source, f"{fn}_k0").count("tl.flip(") for fn in names}
     if schedule == "source":
-        assert flips == {"rev_cols": 0, "rev_store": 0, "rev_t": 0}
+        assert flips == dict.fromkeys(names, 0)
     else:
         assert all(n >= 1 for n in flips.values()), flips
         # groups of 4 f32 (16 bytes) read forwards, reversed in registers along the axis after the group's
         assert "tl.reshape(tl.flip(x_val_fwd,2),[" in kernel_code(source, "rev_cols_k0")
         assert "tl.reshape(tl.flip(x_val_fwd,1),[" in kernel_code(source, "rev_t_k0")  # the lane of the first axis
         assert "tl.flip(tl.reshape(x_val,[" in kernel_code(source, "rev_store_k0")  # the stored value
+        narrow = kernel_code(source, "rev_narrow_k0")  # no groups: the whole tile along the lane
+        assert "tl.flip(x_val_fwd,1)" in narrow and "tl.reshape(" not in narrow, narrow
     assert "tl.flip(" not in kernel_code(source, "rev_gathered_k0")
 
 

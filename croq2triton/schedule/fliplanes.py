@@ -244,6 +244,26 @@ class _Rewrite:
         return [*head, dataclasses.replace(s, index=new_index, mask=new_mask, value=stored)]
 
 
+def _linear(e: E.Expr, names: list[str]) -> tuple[dict[str, int], E.Expr] | None:
+    """:func:`~..tir.expr.linear`, reading a negated variable (``-j + 3``, which folding spells so) as
+    coefficient -1 of it: each ``-v`` of a named ``v`` is a variable of its own for ``linear``."""
+    negs = {f"__neg_{v}": v for v in names}
+
+    def unneg(x: E.Expr) -> E.Expr:
+        if isinstance(x, E.Un) and x.op == "-" and isinstance(x.value, E.Var) and x.value.name in names:
+            return dataclasses.replace(x.value, name=f"__neg_{x.value.name}")
+        return E.map_children(x, unneg)
+
+    lin = E.linear(unneg(e), [*names, *negs])
+    if lin is None:
+        return None
+    coefs: dict[str, int] = {}
+    for name, c in lin[0].items():
+        v = negs.get(name, name)
+        coefs[v] = coefs.get(v, 0) + (-c if name in negs else c)
+    return {v: c for v, c in coefs.items() if c}, lin[1]
+
+
 def _up(shape: E.Shape, axis: int, outer: E.Dim, inner: E.Dim) -> E.Shape:
     """``shape`` with its dimension ``axis`` as the two ``outer``, ``inner``."""
     return (*shape[:axis], outer, inner, *shape[axis + 1 :])
@@ -255,7 +275,7 @@ def _regrouped(e: E.Expr, j: str, g: E.Var, k: E.Var, width: int, env: dict[str,
     themselves (the form bounds and Triton's contiguity read), a comparison side by side."""
     if j not in E.names(e):
         return E.substitute(e, env)
-    lin = E.linear(e, [j]) if E.is_int(e.dtype) and e.dtype != "i1" else None
+    lin = _linear(e, [j]) if E.is_int(e.dtype) and e.dtype != "i1" else None
     if lin is None:
         if isinstance(e, E.Bin) and e.op in _SWAPPED:
             return E.Bin(e.op, _regrouped(e.lhs, j, g, k, width, env), _regrouped(e.rhs, j, g, k, width, env))
@@ -288,7 +308,7 @@ def _backward(last: E.Expr, lanes: dict[str, _Lane]) -> _Lane | None:
     used = [lanes[v.name] for v in E.free_vars(last) if v.name in lanes]
     if not used:
         return None
-    lin = E.linear(last, [u.var.name for u in used])
+    lin = _linear(last, [u.var.name for u in used])
     if lin is None:
         return None
     coefs, _ = lin
@@ -319,7 +339,7 @@ def _mirrored(e: E.Expr, lane: _Lane) -> E.Expr:
     j = lane.var.name
     if j not in E.names(e):
         return e
-    lin = E.linear(e, [j]) if E.is_int(e.dtype) and e.dtype != "i1" else None
+    lin = _linear(e, [j]) if E.is_int(e.dtype) and e.dtype != "i1" else None
     if lin is None:
         if isinstance(e, E.Bin) and e.op in _SWAPPED:  # a comparison: each side at the mirrored lane
             return E.Bin(e.op, _mirrored(e.lhs, lane), _mirrored(e.rhs, lane))
@@ -341,7 +361,7 @@ def _increasing(t: E.Expr, lane: _Lane) -> E.Expr:
     j = lane.var.name
     if j not in E.names(t) or not E.is_int(t.lhs.dtype) or not E.is_int(t.rhs.dtype):
         return t
-    lin = E.linear(E.Bin("-", t.lhs, t.rhs), [j])
+    lin = _linear(E.Bin("-", t.lhs, t.rhs), [j])
     if lin is None or lin[0].get(j, 0) != -1:
         return t
     rest = lin[1]  # t: rest - j op 0, i.e. j op' rest
