@@ -394,6 +394,237 @@ def _cases() -> list[Case]:
         *_cases13(rand, nan),
         *_cases14(rand, nan),
         *_cases15(rand, nan),
+        *_cases16(rand, nan),
+    ]
+
+
+def _cases16(rand: Callable[..., Any], nan: Callable[..., Any]) -> list[Case]:
+    """The irregular forms of tests/programs/irregular_forms4.co (tests/test_irregular_forms4.py), with the
+    torch ops of the same work; ``m x n`` as the tensor each reads (or writes, where it reads less)."""
+    import torch
+    import torch.nn.functional as F
+
+    forms4 = "tests/programs/irregular_forms4.co"
+    h = torch.float16
+
+    def ints(hi: int, *shape: int) -> Any:
+        return torch.randint(0, hi, shape, device="cuda", dtype=torch.int32)
+
+    def zeros(*shape: int) -> Any:
+        return torch.zeros(shape, device="cuda")
+
+    def cols(x: Any, idx: Any) -> Any:  # x [B, M, N], idx [B, K]: x[b, :, idx[b]]
+        return torch.gather(x, 2, idx.long()[:, None, :].expand(x.shape[0], x.shape[1], idx.shape[1]))
+
+    def lerp(lo: Any, w: Any, x: Any) -> Any:
+        return torch.lerp(x[:, lo.long()], x[:, lo.long() + 1], w[None, :, None])
+
+    def masked_make(m: int, n: int) -> tuple[list[Any], list[Any]]:
+        mask = torch.randint(0, 2, (m * n,), device="cuda", dtype=torch.uint8)
+        pre = (mask.int().cumsum(0) - mask.int()).int()
+        return [mask, pre, rand(m * n)], [nan(int(mask.sum()))]
+
+    def im2col(x: Any) -> Any:  # x [C, H, W] -> [C * 9, H * W]
+        c, hh, w = x.shape
+        return F.unfold(x[:, None], 3, padding=1).reshape(c * 9, hh * w)
+
+    return [
+        Case(
+            "embedding lookup f16 (a thread per (token, feature) from one flat index, 8192 rows)",
+            forms4,
+            "embed_flat_f16",
+            lambda m, n: ([ints(8192, m), rand(8192, n, dtype=h)], [nan(m, n, dtype=h)]),
+            lambda i, t: [F.embedding(i.long(), t.double())],
+            lambda i, t: F.embedding(i.long(), t),
+            0.0,
+        ),
+        Case(
+            "index_select of rows f32 (a thread a selected row walking it)",
+            forms4,
+            "index_select_rows",
+            lambda m, n: ([ints(m, m), rand(m, n)], [nan(m, n)]),
+            lambda i, x: [x.double().index_select(0, i.long())],
+            lambda i, x: x.index_select(0, i.long()),
+            0.0,
+        ),
+        Case(
+            "index_select of columns f16 (half the columns, a thread an element)",
+            forms4,
+            "index_select_cols_f16",
+            lambda m, n: ([ints(n, n // 2), rand(m, n, dtype=h)], [nan(m, n // 2, dtype=h)]),
+            lambda i, x: [x.double().index_select(1, i.long())],
+            lambda i, x: x.index_select(1, i.long()),
+            0.0,
+        ),
+        Case(
+            "rows gathered by a permutation f32 (a block a row, a block-stride loop)",
+            forms4,
+            "permute_rows",
+            lambda m, n: ([torch.randperm(m, device="cuda").int(), rand(m, n)], [nan(m, n)]),
+            lambda p, x: [x.double()[p.long()]],
+            lambda p, x: x[p.long()],
+            0.0,
+        ),
+        Case(
+            "batched column gather f16 ([8, m / 8, n], half the columns a batch)",
+            forms4,
+            "batched_gather_cols_f16",
+            lambda m, n: ([ints(n, 8, n // 2), rand(8, m // 8, n, dtype=h)], [nan(8, m // 8, n // 2, dtype=h)]),
+            lambda i, x: [cols(x.double(), i)],
+            lambda i, x: cols(x, i),
+            0.0,
+        ),
+        Case(
+            "linear interpolation of two neighbouring rows f32 ([8, m / 8, n])",
+            forms4,
+            "lerp_rows",
+            lambda m, n: (
+                [ints(m // 8 - 1, m // 8), torch.rand(m // 8, device="cuda"), rand(8, m // 8, n)],
+                [nan(8, m // 8, n)],
+            ),
+            lambda lo, w, x: [lerp(lo, w.double(), x.double())],
+            lerp,
+            1e-5,
+        ),
+        Case(
+            "index_add_ with alpha f32 (atomics into 1024 rows, a block a row)",
+            forms4,
+            "index_add_scaled",
+            lambda m, n: ([0.75, ints(1024, m), rand(m, n)], [zeros(1024, n)]),
+            lambda a, i, x: [
+                torch.zeros(1024, x.shape[1], dtype=torch.float64, device="cuda").index_add_(
+                    0, i.long(), x.double(), alpha=a
+                )
+            ],
+            lambda a, i, x: zeros(1024, x.shape[1]).index_add_(0, i.long(), x, alpha=a),
+            1e-4,
+            zero_outputs=True,
+        ),
+        Case(
+            "scatter_add along the rows f32 (atomics into n / 4 columns)",
+            forms4,
+            "scatter_add_last",
+            lambda m, n: ([ints(n // 4, m, n), rand(m, n)], [zeros(m, n // 4)]),
+            lambda i, x: [
+                torch.zeros(x.shape[0], x.shape[1] // 4, dtype=torch.float64, device="cuda").scatter_add_(
+                    1, i.long(), x.double()
+                )
+            ],
+            lambda i, x: zeros(x.shape[0], x.shape[1] // 4).scatter_add_(1, i.long(), x),
+            1e-4,
+            zero_outputs=True,
+        ),
+        Case(
+            "flip of the columns f32 (a thread an element)",
+            forms4,
+            "flip_cols",
+            lambda m, n: ([rand(m, n)], [nan(m, n)]),
+            lambda x: [x.double().flip(1)],
+            lambda x: x.flip(1),
+            0.0,
+        ),
+        Case(
+            "flip of the columns f16 (staged through a shared tile written by threads)",
+            forms4,
+            "flip_cols_smem_f16",
+            lambda m, n: ([rand(m, n, dtype=h)], [nan(m, n, dtype=h)]),
+            lambda x: [x.double().flip(1)],
+            lambda x: x.flip(1),
+            0.0,
+        ),
+        Case(
+            "flip of the columns f16 (written by the store index, doubled)",
+            forms4,
+            "flip_store_f16",
+            lambda m, n: ([rand(m, n, dtype=h)], [nan(m, n, dtype=h)]),
+            lambda x: [x.double().flip(1) * 2],
+            lambda x: x.flip(1) * 2,
+            0.0,
+        ),
+        Case(
+            "roll of the rows by n / 4 f32 (the store index computed)",
+            forms4,
+            "roll_store",
+            lambda m, n: ([n // 4, rand(m, n)], [nan(m, n)]),
+            lambda s, x: [x.double().roll(s, 1)],
+            lambda s, x: x.roll(s, 1),
+            0.0,
+        ),
+        Case(
+            "strided slice x[:, ::2] f16 (the step at run time)",
+            forms4,
+            "strided_cols_f16",
+            lambda m, n: ([2, rand(m, n, dtype=h)], [nan(m, n // 2, dtype=h)]),
+            lambda s, x: [x.double()[:, ::s]],
+            lambda s, x: x[:, ::s].contiguous(),
+            0.0,
+        ),
+        Case(
+            "transpose f32 (a thread an element from one flat index over x)",
+            forms4,
+            "transpose_flat",
+            lambda m, n: ([rand(m, n)], [nan(n, m)]),
+            lambda x: [x.double().T],
+            lambda x: x.t().contiguous(),
+            0.0,
+        ),
+        Case(
+            "im2col of a 3 x 3 convolution f32 ([8, m / 64, n] -> [72, m * n / 8])",
+            forms4,
+            "im2col3x3",
+            lambda m, n: ([rand(8, m // 64, n)], [nan(72, m * n // 64)]),
+            lambda x: [im2col(x.double())],
+            im2col,
+            0.0,
+        ),
+        Case(
+            "pad f16 (8 rows and 16 columns of zeros around, F.pad)",
+            forms4,
+            "pad2d_f16",
+            lambda m, n: ([3, 5, rand(m, n, dtype=h)], [nan(m + 8, n + 16, dtype=h)]),
+            lambda t, le, x: [F.pad(x.double(), (le, 16 - le, t, 8 - t))],
+            lambda t, le, x: F.pad(x, (le, 16 - le, t, 8 - t)),
+            0.0,
+        ),
+        Case(
+            "concatenation of columns f32 (a block a row, a block-stride loop a part)",
+            forms4,
+            "concat_cols_loops",
+            lambda m, n: ([rand(m, n // 2), rand(m, n // 2 - 16)], [nan(m, n - 16)]),
+            lambda a, b: [torch.cat([a.double(), b.double()], 1)],
+            lambda a, b: torch.cat([a, b], 1),
+            0.0,
+        ),
+        Case(
+            "masked select f32 (compacted by a prefix count, half the elements kept)",
+            forms4,
+            "masked_select_flat",
+            masked_make,
+            lambda k, p, x: [torch.masked_select(x.double(), k != 0)],
+            lambda k, p, x: torch.masked_select(x, k.view(torch.bool)),
+            0.0,
+        ),
+        Case(
+            "one-hot f16 (a thread an element from one flat index, n classes)",
+            forms4,
+            "one_hot_flat_f16",
+            lambda m, n: (
+                [torch.cat([ints(n, m - 1), torch.full((1,), n - 1, device="cuda").int()])],
+                [nan(m, n, dtype=h)],
+            ),
+            lambda i: [F.one_hot(i.long()).double()],
+            lambda i: F.one_hot(i.long()).half(),
+            0.0,
+        ),
+        Case(
+            "repeat_interleave of the rows f32 (each row 4 times)",
+            forms4,
+            "repeat_rows",
+            lambda m, n: ([4, rand(m // 4, n)], [nan(m, n)]),
+            lambda r, x: [x.double().repeat_interleave(r, 0)],
+            lambda r, x: x.repeat_interleave(r, 0),
+            0.0,
+        ),
     ]
 
 

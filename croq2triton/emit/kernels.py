@@ -46,6 +46,7 @@ from ..schedule.autotune import autotuned
 from ..schedule.branchmax import merge_branches
 from ..schedule.coarsen import NotCoarsened, coarsen, find_walk
 from ..schedule.flatnest import flatten_nests
+from ..schedule.fliplanes import forward_lanes
 from ..schedule.foldloops import Block, NotFolded, foldable, segment_tensors
 from ..schedule.forward import forward_scratch
 from ..schedule.gemm import NotTiled, tile_contraction
@@ -445,7 +446,8 @@ class KernelDispatch:
         kernels = [
             self.finished(
                 pipeline_loads(
-                    self.serial(interior_split(self.coarsened(self.named(k), schedule)), schedule, top), stages
+                    self.serial(self.forwards(interior_split(self.coarsened(self.named(k), schedule))), schedule, top),
+                    stages,
                 ),
                 name,
             )
@@ -610,6 +612,11 @@ class KernelDispatch:
             fused=fused,
             below=policy.ROW_SPLIT_BELOW if rows else None,
         )
+
+    def forwards(self, kernel: N.Kernel) -> N.Kernel:
+        """Under auto, ``kernel``'s accesses that run backwards along a lane run forwards, the tile
+        flipped in registers (schedule/fliplanes.py), once each block's extents are final."""
+        return forward_lanes(kernel) if self.schedule == "auto" else kernel
 
     def coarsened(self, kernel: N.Kernel, schedule: TileSchedule) -> N.Kernel:
         """``kernel``'s loop that loads a tile and folds it, several iterations a step where the schedule
