@@ -126,3 +126,13 @@ def test_the_forward_index_increases_along_the_lane() -> None:
     assert len(loads) == 2, code  # the interior's and the edge's
     assert all(re.search(r"\+j_rev(_\d)?\*x_stride_1", a) and "-j_rev" not in a for a in loads), loads
     assert not any(re.search(r"\bj\*x_stride_1", a) for a in loads), loads
+
+
+def test_the_policy_switch_turns_the_flip_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``policy.FLIP_LANES = 0`` (a bench point, ``--points 'noflip:policy.FLIP_LANES=0'``): auto reads the
+    reversed index as written, one element a lane."""
+    from croq2triton.schedule import policy
+
+    monkeypatch.setattr(policy, "FLIP_LANES", 0)
+    code = kernel_code(translate_full(SRC, filename="flip.co", schedule="auto").source, "rev_cols_k0")
+    assert "tl.flip(" not in code and "x_val_fwd" not in code, code

@@ -616,7 +616,7 @@ class KernelDispatch:
     def forwards(self, kernel: N.Kernel) -> N.Kernel:
         """Under auto, ``kernel``'s accesses that run backwards along a lane run forwards, the tile
         flipped in registers (schedule/fliplanes.py), once each block's extents are final."""
-        return forward_lanes(kernel) if self.schedule == "auto" else kernel
+        return forward_lanes(kernel) if self.schedule == "auto" and policy.FLIP_LANES else kernel
 
     def coarsened(self, kernel: N.Kernel, schedule: TileSchedule) -> N.Kernel:
         """``kernel``'s loop that loads a tile and folds it, several iterations a step where the schedule

@@ -518,6 +518,13 @@ COMBINE_BLOCK = 8
 # (schedule/loadstages.py; 1: as Triton runs a plain loop)
 LOAD_STAGES = 3
 
+# Accesses that run backwards along a lane (``x.at(r, N - 1 - j)``: a flip) made forwards in groups of 16
+# bytes, each group reversed in registers (schedule/fliplanes.py).  Compiled for sm_90a this turns 64 scalar
+# loads a thread into 16 ``v4`` ones, at the cost of a layout conversion through shared memory; not yet timed
+# on a GPU against the scalar (still coalesced) accesses as written: ``policy.FLIP_LANES=0`` turns it off for
+# a bench point (perf/bench_membound.py ``--points``).
+FLIP_LANES = 1
+
 
 # A split loop's partial kernel whose lanes read along lines of 16-bit or narrower elements (a thread
 # per column walking the rows): its programs take columns until each reads SPLIT_LINE_MIN bytes of a row
