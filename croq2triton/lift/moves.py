@@ -328,13 +328,8 @@ class Moves:
             coefs = found[0]
             if gone & coefs.keys():
                 return None
-            step = 1
-            for name, c in sorted(coefs.items(), key=lambda kv: kv[1]):
-                ext = _const(extents[name])
-                if c != step or ext is None:
-                    return None
-                step *= ext
-            if step % dc:
+            step = _radix_span(coefs, extents)
+            if step is None or step % dc:
                 return None
             q, r = self.fresh("fq", E.Const(step // dc)), self.fresh("fr", d)
             pairs.append((div, E.Bin("%", t, d), t, q, r))
@@ -348,7 +343,7 @@ class Moves:
         def sub(e: E.Expr) -> E.Expr:
             e = E.fold(e)
             for div, mod, _, q, r in pairs:
-                e = _swap(_swap(e, E.fold(div), q), E.fold(mod), r)
+                e = E.replace_same(E.replace_same(e, E.fold(div), q), E.fold(mod), r)
             return E.fold(e)
 
         return sub, gone
@@ -365,12 +360,9 @@ class Moves:
         coefs, rest = found
         if not (isinstance(E.fold(rest), E.Const) and E.fold(rest).value == 0) or not coefs or used & coefs.keys():  # type: ignore[attr-defined]
             return False
-        step = 1
-        for name, c in sorted(coefs.items(), key=lambda kv: kv[1]):
-            ext = _const(extents[name])
-            if c != step or ext is None:
-                return False
-            step *= ext
+        step = _radix_span(coefs, extents)
+        if step is None:
+            return False
         used.update(coefs)
         return step == size
 
@@ -732,19 +724,17 @@ def _exactly_at(placed: Placed | Written, offsets: tuple[E.Expr, ...], shape: tu
     )
 
 
-def _swap(e: E.Expr, old: E.Expr, new: E.Expr) -> E.Expr:
-    """``e`` with each subexpression the same as ``old`` replaced by ``new``."""
-    if type(e) is type(old) and E.same(e, old):
-        return new
-    if isinstance(e, E.Bin):
-        return E.Bin(e.op, _swap(e.lhs, old, new), _swap(e.rhs, old, new))
-    if isinstance(e, E.Un):
-        return E.Un(e.op, _swap(e.value, old, new))
-    if isinstance(e, E.CDiv):
-        return E.CDiv(_swap(e.lhs, old, new), _swap(e.rhs, old, new))
-    if isinstance(e, E.Cast):
-        return E.Cast(_swap(e.value, old, new), e.type)
-    return e
+def _radix_span(coefs: dict[str, int], extents: dict[str, E.Expr]) -> int | None:
+    """The count of values ``sum c_v * v`` takes, each ``v`` over its constant extent, where each ``c_v`` is
+    the product of the extents of the variables of smaller coefficient (mixed radix, ``ty * 4 + l``): the
+    product of all the extents; None where the coefficients are not such."""
+    step = 1
+    for name, c in sorted(coefs.items(), key=lambda kv: kv[1]):
+        ext = _const(extents[name])
+        if c != step or ext is None:
+            return None
+        step *= ext
+    return step
 
 
 def _free_of(e: E.Expr, names: set[str]) -> bool:

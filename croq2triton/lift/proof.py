@@ -111,20 +111,6 @@ def _atoms(e: E.Expr, op: str) -> list[E.Bin]:
     return [n for n in e.walk() if isinstance(n, E.Bin) and n.op == op and E.is_int(n.dtype)]
 
 
-def _replace(e: E.Expr, old: E.Expr, new: E.Expr) -> E.Expr:
-    if type(e) is type(old) and E.same(e, old):
-        return new
-    if isinstance(e, E.Bin):
-        return E.Bin(e.op, _replace(e.lhs, old, new), _replace(e.rhs, old, new))
-    if isinstance(e, E.Un):
-        return E.Un(e.op, _replace(e.value, old, new))
-    if isinstance(e, E.CDiv):
-        return E.CDiv(_replace(e.lhs, old, new), _replace(e.rhs, old, new))
-    if isinstance(e, E.Cast):
-        return E.Cast(_replace(e.value, old, new), e.type)
-    return e
-
-
 def _split_tile_ids(
     index: list[E.Expr],
     x: Elem,
@@ -166,7 +152,7 @@ def _split_tile_ids(
         spatial[qv.name], spatial[rv.name] = q, d
 
         def sub(e: E.Expr, div: E.Expr = div, mod: E.Expr = mod, qv: E.Expr = qv, rv: E.Expr = rv) -> E.Expr:
-            return E.fold(_replace(_replace(e, div, qv), mod, rv))
+            return E.fold(E.replace_same(E.replace_same(e, div, qv), mod, rv))
 
         index = [sub(i) for i in index]
         x, y = x.mapped(sub), y.mapped(sub)
@@ -457,7 +443,7 @@ def _pieces(stores: list[Store], it: Any, node: A.Node) -> Store:
     def moved(g: E.Expr, row: list[E.Expr]) -> E.Expr:  # a guard of store 0 where the indices are ``row``
         for e0, e, w in zip(base, row, where, strict=True):
             if w:
-                g = _replace(g, e0, e)
+                g = E.replace_same(g, e0, e)
         return g
 
     for row, guards in zip(rows, renamed_guards, strict=True):  # the guards shifted as the indices are

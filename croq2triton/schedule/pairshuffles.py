@@ -45,13 +45,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-import numpy as np
-
 from ..tir import expr as E
 from ..tir import nodes as N
 from ..tir.expr import names as _names
 from . import rescaled
-from .treefold import NotTree, evaluate
+from .treefold import NotTree, extent_along, lane_sources
 
 MAX_STEPS = 64
 
@@ -109,7 +107,10 @@ def prove_pair(loop: N.For, before: list[N.Stmt], after: list[N.Stmt], taken: se
         index = gathers[of[acc.name]].args[1]
         if {a.name, b.name} & _names(E.resolve(index, plain)):
             raise NotPair("the accumulator read by the index")
-        sources.append([_source(E.resolve(index, {**top, **plain}), loop.var.name, k, axis, n) for k in steps])
+        try:
+            sources.append([lane_sources(E.resolve(index, {**top, **plain}), loop.var.name, k, axis, n) for k in steps])
+        except NotTree as e:
+            raise NotPair(str(e)) from e
     if sources[0] != sources[1]:
         raise NotPair("the two gathers read different lanes")
     parts = [Counter({i: 1}) for i in range(n)]
@@ -128,7 +129,7 @@ def prove_pair(loop: N.For, before: list[N.Stmt], after: list[N.Stmt], taken: se
     ):
         raise NotPair("the two assignments under different guards")
     guard = guard_a
-    if guard is not None and (loop.var.name in _names(guard) or _along(guard, axis, len(a.shape)) != 1):
+    if guard is not None and (loop.var.name in _names(guard) or extent_along(guard, axis, len(a.shape)) != 1):
         raise NotPair("a guard that changes with the steps or along the lanes")
     oa, ob = (E.Var(of[x.name], x.type, dims=x.shape) for x in (a, b))
     totals = _rescaled(a, b, oa, ob, va, vb, axis, taken) or _rescaled(b, a, ob, oa, vb, va, axis, taken)
@@ -247,22 +248,3 @@ def _compare(e: E.Expr, x: E.Var, y: E.Var) -> str | None:
     if _is(e.lhs, y) and _is(e.rhs, x):
         return _FLIP[e.op]
     return None
-
-
-def _source(index: E.Expr, counter: str, k: int, axis: int, n: int) -> list[int]:
-    """The lane each lane of the axis reads at step ``k``: the same along every other axis, in range."""
-    try:
-        v = np.asarray(evaluate(index, {counter: k}))
-    except NotTree as e:
-        raise NotPair(str(e)) from e
-    if v.ndim <= axis or v.shape[axis] != n:
-        raise NotPair("an index that is not one per lane")
-    moved = np.moveaxis(v, axis, -1).reshape(-1, n)
-    if not (moved == moved[0]).all() or (moved[0] < 0).any() or (moved[0] >= n).any():
-        raise NotPair("an index that differs between rows or leaves the axis")
-    return [int(x) for x in moved[0]]
-
-
-def _along(e: E.Expr, axis: int, rank: int) -> object:
-    shape = (1,) * (rank - len(e.shape)) + tuple(e.shape)
-    return shape[axis]

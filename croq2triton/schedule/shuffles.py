@@ -42,7 +42,7 @@ from ..tir import nodes as N
 from ..tir.expr import names as _names
 from .foldloops import FOLDS, NotFolded, _identity
 from .pairshuffles import NotPair, prove_pair
-from .treefold import NotTree, evaluate
+from .treefold import NotTree, evaluate, extent_along, lane_sources
 
 MAX_STEPS = 64  # butterfly steps followed (a warp needs 5)
 
@@ -110,14 +110,16 @@ def _prove(loop: N.For, before: list[N.Stmt], after: list[N.Stmt]) -> tuple[E.Va
         raise NotButterfly("the accumulator read by the index")
     if guard is not None and (acc.name in _names(guard) or loop.var.name in _names(guard)):
         raise NotButterfly("a guard that changes with the steps")
-    if guard is not None and _along(guard, axis, len(acc.shape)) != 1:
+    if guard is not None and extent_along(guard, axis, len(acc.shape)) != 1:
         raise NotButterfly("a guard that differs along the lanes")
     if any(isinstance(s, N.Assign) and s.var.name == acc.name for s in N.walk(after)):
         raise NotButterfly("the accumulator assigned after the loop")
     top = {s.var.name: s.value for s in before if isinstance(s, N.Let)}
     parts = [Counter({i: 1}) for i in range(n)]
     for k in steps:
-        src = _source(E.resolve(index, {**top, **{x: v for x, v in lets.items() if x != o}}), loop.var.name, k, axis, n)
+        src = lane_sources(
+            E.resolve(index, {**top, **{x: v for x, v in lets.items() if x != o}}), loop.var.name, k, axis, n
+        )
         parts = [parts[i] + parts[j] for i, j in enumerate(src)]
     whole = [set(p) == set(range(n)) and (op != "+" or all(c == 1 for c in p.values())) for p in parts]
     if not all(whole):
@@ -182,22 +184,6 @@ def _fold(s: N.Assign) -> tuple[str, E.Expr, E.Expr | None]:
             if isinstance(mine, E.Var) and mine.name == s.var.name and isinstance(other, (E.Var, E.Call)):
                 return value.op, other, guard
     raise NotButterfly("not a fold of a gathered value")
-
-
-def _source(index: E.Expr, counter: str, k: int, axis: int, n: int) -> list[int]:
-    """The lane each lane of the axis reads at step ``k``: the same along every other axis, in range."""
-    v = np.asarray(evaluate(index, {counter: k}))
-    if v.ndim <= axis or v.shape[axis] != n:
-        raise NotButterfly("an index that is not one per lane")
-    moved = np.moveaxis(v, axis, -1).reshape(-1, n)
-    if not (moved == moved[0]).all() or (moved[0] < 0).any() or (moved[0] >= n).any():
-        raise NotButterfly("an index that differs between rows or leaves the axis")
-    return [int(x) for x in moved[0]]
-
-
-def _along(e: E.Expr, axis: int, rank: int) -> Any:
-    shape = (1,) * (rank - len(e.shape)) + tuple(e.shape)
-    return shape[axis]
 
 
 def _identity_where_not(acc: E.Var, op: str, guard: E.Expr, before: list[N.Stmt], top: dict[str, E.Expr]) -> bool:

@@ -112,11 +112,7 @@ def _fold(kernel: N.Kernel, area: str) -> N.Kernel:
     taken = {v.name for s in N.walk(kernel.body) for v in N.defines(s)} | {a.name for a in kernel.args}
     for store in run.starts:
         for op in sorted(o for sid, o in wanted if sid == id(store)):
-            name = f"{area.removesuffix('_scratch')}_{FOLDS[op]}"
-            base, k = name, 2
-            while name in taken:
-                name, k = f"{base}_{k}", k + 1
-            taken.add(name)
+            name = N.fresh_name(f"{area.removesuffix('_scratch')}_{FOLDS[op]}", taken)
             value = store.value
             if len(value.shape) > 1:  # the tile's elements in the buffer's (row-major) order
                 value = E.Reshape(value, (run.size,))  # type: ignore[arg-type]
@@ -155,11 +151,7 @@ def _fold(kernel: N.Kernel, area: str) -> N.Kernel:
     row_totals: dict[tuple[Total, int], E.Var] = {}
     for store in run.starts:
         for op, axis in sorted({(t[1], ax) for t, ax in rows.values() if t[0] == id(store)}):
-            name = f"{area.removesuffix('_scratch')}_{FOLDS[op]}_{'rows' if axis else 'cols'}"
-            base, k = name, 2
-            while name in taken:
-                name, k = f"{base}_{k}", k + 1
-            taken.add(name)
+            name = N.fresh_name(f"{area.removesuffix('_scratch')}_{FOLDS[op]}_{'rows' if axis else 'cols'}", taken)
             value = store.value
             r, c = value.shape[0], value.shape[-1]
             if len(value.shape) != 2 or not isinstance(r, int) or not isinstance(c, int):
@@ -556,6 +548,24 @@ class _Run:
 
     def kernel_type(self) -> str:
         return next(a.dtype for a in self.kernel.args if isinstance(a, N.Scratch) and a.name == self.area)
+
+
+def lane_sources(index: E.Expr, counter: str, k: int, axis: int, n: int) -> list[int]:
+    """The lane each lane of ``axis`` (``n`` of them) reads at step ``k`` of a loop over ``counter``
+    (a shuffle's or gather's index): the same along every other axis, in range; NotTree otherwise."""
+    v = np.asarray(evaluate(index, {counter: k}))
+    if v.ndim <= axis or v.shape[axis] != n:
+        raise NotTree("an index that is not one per lane")
+    moved = np.moveaxis(v, axis, -1).reshape(-1, n)
+    if not (moved == moved[0]).all() or (moved[0] < 0).any() or (moved[0] >= n).any():
+        raise NotTree("an index that differs between rows or leaves the axis")
+    return [int(x) for x in moved[0]]
+
+
+def extent_along(e: E.Expr, axis: int, rank: int) -> Any:
+    """``e``'s extent along ``axis`` of a tile of ``rank`` it broadcasts to (1 where it does not vary)."""
+    shape = (1,) * (rank - len(e.shape)) + tuple(e.shape)
+    return shape[axis]
 
 
 def evaluate(e: E.Expr, env: dict[str, Any]) -> Any:

@@ -1088,6 +1088,22 @@ def replace(e: Expr, old: Expr, new: Expr) -> Expr:
     return _rebuild(e, **changes) if changes else e  # type: ignore[type-var]
 
 
+def replace_same(e: Expr, old: Expr, new: Expr) -> Expr:
+    """``e`` with each subexpression of ``old``'s kind that computes the same value (``same``) replaced by
+    ``new``, through sums, unary operators, ``cdiv`` and casts (``replace`` matches the same tree only)."""
+    if type(e) is type(old) and same(e, old):
+        return new
+    if isinstance(e, Bin):
+        return Bin(e.op, replace_same(e.lhs, old, new), replace_same(e.rhs, old, new))
+    if isinstance(e, Un):
+        return Un(e.op, replace_same(e.value, old, new))
+    if isinstance(e, CDiv):
+        return CDiv(replace_same(e.lhs, old, new), replace_same(e.rhs, old, new))
+    if isinstance(e, Cast):
+        return Cast(replace_same(e.value, old, new), e.type)
+    return e
+
+
 def extreme(e: Expr, lanes: dict[str, Var], largest: bool) -> Expr | None:
     """The largest (or smallest) value of ``e`` over the lanes named in ``lanes``, as an expression
     of the other variables; None unless ``e`` is affine in each lane with a constant coefficient
