@@ -96,6 +96,14 @@ def kernel_errors(path: str, kernel: str, top: A.Parallel) -> Iterator[None]:
         yield
 
 
+def _across_lanes(kernel: N.Kernel) -> N.Kernel:
+    """Under auto, ``kernel``'s work passed between lanes read as tile operations: atomics into one address
+    with the lanes folded first; warp shuffles in halving steps as one reduction across lanes; a lane merging
+    the lanes' Welford states as one reduction; values lanes pass to other lanes through scratch as a tile in
+    registers; lane partials read only as totals as the totals, lanes first."""
+    return lanes_first(tiles_in_registers(fold_lane_merges(fold_butterflies(fold_atomics(kernel)))))
+
+
 class KernelDispatch:
     """Lowers the kernels of ``fn`` (called by lift/launcher.py once per top-level ``parallel``);
     their sources, in order, are ``kernel_sources``."""
@@ -415,14 +423,7 @@ class KernelDispatch:
             variants += self.short_rows(base, folded, schedule) or [(folded, None, "")]
         # both schedules: measured faster (schedule/interior.py)
         if self.schedule == "auto":
-            # atomics into one address: the lanes folded first; warp shuffles in halving steps: one
-            # reduction across lanes; a lane merging the lanes' Welford states: one reduction; values
-            # lanes pass to other lanes through scratch: a tile in registers; lane partials read only as
-            # totals: totals, lanes first
-            variants = [
-                (lanes_first(tiles_in_registers(fold_lane_merges(fold_butterflies(fold_atomics(k))))), cond, note)
-                for k, cond, note in variants
-            ]
+            variants = [(_across_lanes(k), cond, note) for k, cond, note in variants]
         split = self.split(written, schedule, top)
         rows = None
         # (a row fold split only below a wave of programs keeps it where it is not split)
@@ -797,9 +798,7 @@ class KernelDispatch:
             self.explain(written, top, e)
             return variants
         split = self.folded(dataclasses.replace(split, name=f"{written.name}_lines"), picked, top)
-        split = lanes_first(
-            tiles_in_registers(fold_lane_merges(fold_butterflies(fold_atomics(split))))
-        )  # (as the others)
+        split = _across_lanes(split)  # (as the others)
         few = E.Bin("<", _product(tuple(written.grid)), E.Call("_rt.num_sms", (E.Var("_dev"),), "i32"))
         note = f"fewer programs than SMs: each block's lines split across programs ({policy.SPLIT_LINE_BYTES} bytes or more)"
         return [*variants[:-1], (split, few, note), variants[-1]]
